@@ -1,0 +1,127 @@
+"""The Backend protocol: what every backend implements.
+
+A backend names its stages in order and has one method per stage, named
+after it (`import` is spelt `import_`). Each stage receives the value the
+previous stage returned (the first receives None) and the CaseRun of the case;
+the last stage is always `run`, called once per input set, returning the
+outputs that the runner compares with eager.
+
+    class MyBackend(Backend):
+        name = "mine"
+        stages = ("lower", "compile", "run")
+
+        def lower(self, _, case_run): ...
+        def compile(self, lowered, case_run): ...
+        def run(self, compiled, inputs, case_run): ...
+
+The runner times every stage, captures everything the stage prints, and
+turns any exception into a classified Result; a backend raises StageFailure
+when it knows the code and explanation better than the generic parsers.
+
+Stages must treat their input value as read-only: a `@shared` stage's value
+is handed to every backend in the run whose stages share it.
+"""
+
+from __future__ import annotations
+
+import keyword
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from conformance.cases.spec import Case
+
+
+@dataclass
+class CaseRun:
+    """One case as the stages of one job see it."""
+
+    case: Case
+    module: torch.nn.Module  # built once under the case's seed, in eval mode
+    inputs: list[list[torch.Tensor]]  # one list per input set (dynamic cases: per size)
+    expected: list[Any]  # the eager outputs, one per input set
+    workdir: Path  # a scratch directory of this case's own
+    options: dict[str, Any] = field(default_factory=dict)  # run options, e.g. custom_ops
+    notes: dict[str, Any] = field(default_factory=dict)  # what stages leave for later ones and for bundles
+
+
+class StageFailure(Exception):
+    """A stage failed and the backend knows how to classify it."""
+
+    def __init__(self, code: str, explanation: str, *, op: str | None = None, details: str = ""):
+        super().__init__(explanation)
+        self.code = code
+        self.explanation = explanation
+        self.op = op
+        self.details = details
+
+
+def shared(key: str) -> Callable:
+    """Mark a stage whose value other backends may reuse for the same case.
+
+    Two backends share a stage when every stage up to it carries the same
+    keys: torch-mlir backends share export, import and contract, so a matrix
+    run exports each case once.
+    """
+
+    def mark(fn):
+        fn.shared_key = key
+        return fn
+
+    return mark
+
+
+def batched(fn: Callable) -> Callable:
+    """Mark a stage that takes a list of values and a list of CaseRuns.
+
+    It returns one value per case, in order. If it raises, or crashes the
+    process, the runner splits the batch until the guilty cases are alone,
+    so every case still gets its own verdict.
+    """
+    fn.batched = True
+    return fn
+
+
+class Backend:
+    """Base class of every backend; override `stages` and their methods."""
+
+    name: str = ""
+    description: str = ""
+    stages: tuple[str, ...] = ("run",)
+    # False for self-check backends (eager-noisy): nightly runs and the
+    # shipped xfail sets leave them out.
+    in_matrix: bool = True
+
+    def not_applicable(self, case: Case) -> str | None:
+        """The reason `case` does not apply to this backend (a SKIP), or None."""
+        return None
+
+    def run(self, value: Any, inputs: list[torch.Tensor], case_run: CaseRun) -> Any:
+        raise NotImplementedError
+
+    def flags(self) -> dict[str, Any]:
+        """Whatever changes this backend's output besides the IR (for cache keys)."""
+        return {}
+
+    # -- used by the runner ------------------------------------------------
+
+    def stage_method(self, stage: str) -> Callable:
+        return getattr(self, stage + "_" if keyword.iskeyword(stage) else stage)
+
+    def share_chain(self, upto: int) -> tuple[str, ...] | None:
+        """The shared keys of stages[0..upto], or None if any of them is not shared."""
+        keys = []
+        for stage in self.stages[: upto + 1]:
+            key = getattr(self.stage_method(stage), "shared_key", None)
+            if key is None:
+                return None
+            keys.append(key)
+        return tuple(keys)
+
+    def is_batched(self, stage: str) -> bool:
+        return getattr(self.stage_method(stage), "batched", False)
+
+    def __repr__(self) -> str:
+        return f"<backend {self.name}>"

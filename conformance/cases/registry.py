@@ -1,0 +1,184 @@
+"""The case registry: discovery, unique ids, selection.
+
+A case module exposes either `CASES` (a list of Case) or `cases()` (a
+function returning them, for content that is costly to enumerate), and
+optionally `SUITE = "name"` (default "default"): a suite is loaded only when
+a run asks for it. Sources are the project's `cases/` directory, any
+`--cases` directory or module, and the entry point group
+`conformance.cases` (a module, a list of cases, or a function returning one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import types
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from conformance import content
+from conformance.cases.spec import Case, CaseError
+
+ENTRY_POINT_GROUP = "conformance.cases"
+DEFAULT_SUITE = "default"
+
+
+class RegistryError(Exception):
+    """The registry cannot be built; the message names the source and the problem."""
+
+
+@dataclass(frozen=True)
+class CaseSource:
+    """One place cases come from: a file in a case directory, a module, an entry point."""
+
+    label: str  # what a user recognises: a path, a module name, an entry point
+    load_module: Callable[[], object]
+    family: str = ""  # default family for its cases (a file's stem)
+    path: Path | None = None
+
+    def load(self, suites: Iterable[str]) -> list[Case]:
+        """The source's cases in the wanted suites; raises RegistryError naming the source."""
+        try:
+            obj = self.load_module()
+            suite = getattr(obj, "SUITE", DEFAULT_SUITE) if isinstance(obj, types.ModuleType) else DEFAULT_SUITE
+            if suite not in suites:
+                return []
+            found = _cases_of(obj)
+        except (CaseError, RegistryError) as e:
+            raise RegistryError(f"{self.label}: {e}") from e
+        except Exception as e:
+            raise RegistryError(f"{self.label}: loading the cases failed: {type(e).__name__}: {e}") from e
+        for c in found:
+            if not isinstance(c, Case):
+                raise RegistryError(f"{self.label}: {c!r} is not a Case")
+        family = self.family
+        return [
+            dataclasses.replace(c, family=c.family or family, suite=suite, defined_at=c.defined_at or self.label)
+            for c in found
+        ]
+
+
+def _cases_of(obj: object) -> list[Case]:
+    if isinstance(obj, types.ModuleType):
+        if hasattr(obj, "cases"):
+            return list(obj.cases())
+        if hasattr(obj, "CASES"):
+            return list(obj.CASES)
+        raise RegistryError("defines neither CASES nor cases()")
+    if callable(obj):
+        return list(obj())
+    if isinstance(obj, (list, tuple)):
+        return list(obj)
+    raise RegistryError(f"{obj!r} is not a module, a list of cases or a function returning one")
+
+
+def directory_sources(directory: Path) -> list[CaseSource]:
+    if not directory.is_dir():
+        raise RegistryError(f"case directory {directory} does not exist")
+    return [
+        CaseSource(
+            label=str(path.relative_to(directory.parent)) if directory.parent in path.parents else str(path),
+            load_module=lambda path=path: content.import_file(directory, path),
+            family=path.stem,
+            path=path,
+        )
+        for path in content.module_files(directory)
+    ]
+
+
+def module_source(name: str) -> CaseSource:
+    return CaseSource(label=name, load_module=lambda: importlib.import_module(name), family=name.rsplit(".", 1)[-1])
+
+
+def entry_point_sources() -> list[CaseSource]:
+    return [
+        CaseSource(label=f"entry point {ep.name} ({ep.value})", load_module=ep.load, family=ep.name)
+        for ep in entry_points(group=ENTRY_POINT_GROUP)
+    ]
+
+
+def discover(paths: Sequence[str] = (), default_dir: bool = True, plugins: bool = True) -> list[CaseSource]:
+    """All case sources: the project's cases/, then `paths` (dirs or modules), then entry points."""
+    sources: list[CaseSource] = []
+    if default_dir and content.DEFAULT_CASES_DIR.is_dir():
+        sources += directory_sources(content.DEFAULT_CASES_DIR)
+    for p in paths:
+        sources += directory_sources(Path(p)) if Path(p).is_dir() else [module_source(p)]
+    if plugins:
+        sources += entry_point_sources()
+    return sources
+
+
+class Registry:
+    """Cases by id, in declaration order."""
+
+    def __init__(self, cases: Iterable[Case] = ()):
+        self.cases: dict[str, Case] = {}
+        for c in cases:
+            self.add(c)
+
+    def add(self, case: Case) -> None:
+        other = self.cases.get(case.id)
+        if other is not None:
+            raise RegistryError(
+                f"duplicate case id {case.id!r}: defined at {other.defined_at} and at {case.defined_at}"
+            )
+        self.cases[case.id] = case
+
+    @classmethod
+    def load(cls, sources: Sequence[CaseSource], suites: Iterable[str] = (DEFAULT_SUITE,)) -> Registry:
+        suites = tuple(suites)
+        registry = cls()
+        for source in sources:
+            for c in source.load(suites):
+                registry.add(c)
+        return registry
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    def __iter__(self):
+        return iter(self.cases.values())
+
+    def __getitem__(self, case_id: str) -> Case:
+        try:
+            return self.cases[case_id]
+        except KeyError:
+            raise RegistryError(f"no case with id {case_id!r}") from None
+
+    def select(self, keyword: str | None = None, tags: Iterable[str] = (), skip_tags: Iterable[str] = ()) -> list[Case]:
+        """Cases matching a pytest-style `-k` expression and tag filters.
+
+        `-k` matches against the id and the tags, as pytest's -k does against
+        an item's name and keywords.
+        """
+        tags, skip_tags = set(tags), set(skip_tags)
+        matcher = _keyword_matcher(keyword)
+        chosen = []
+        for c in self:
+            all_tags = c.all_tags
+            if tags and not tags & all_tags:
+                continue
+            if skip_tags & all_tags:
+                continue
+            if matcher and not matcher(c.id, all_tags):
+                continue
+            chosen.append(c)
+        return chosen
+
+
+def _keyword_matcher(expression: str | None):
+    if not expression:
+        return None
+    # pytest's own -k grammar, so the CLI and `pytest -k` select alike.
+    from _pytest.mark.expression import Expression
+
+    compiled = Expression.compile(expression)
+
+    def matches(case_id: str, tags: frozenset[str]) -> bool:
+        names = [case_id.lower(), *(t.lower() for t in tags)]
+        return compiled.evaluate(lambda sub, **_: any(sub.lower() in n for n in names))
+
+    return matches

@@ -1,0 +1,81 @@
+"""Turning a failure into (code, op, explanation): the classifier.
+
+Each tool has its own parser module in this package; `classify_error` asks
+them in turn and falls back to UNKNOWN with the first error line verbatim,
+so an unrecognised failure still says what happened and shows up in the
+reports' UNKNOWN count, the parsers' to-do list.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from dataclasses import dataclass
+
+from conformance.backends.protocol import StageFailure
+from conformance.classify.parsers import PARSERS
+from conformance.taxonomy import Code, Stage
+
+
+@dataclass
+class Classification:
+    code: str
+    explanation: str
+    op: str | None = None
+    details: str = ""
+
+
+ERROR_LINE = re.compile(r"\b(error|Error|ERROR|failed|FAILED|Assertion|fatal|FATAL|Exception)\b")
+
+
+def first_error_line(text: str) -> str:
+    """The first line that looks like an error, else the first non-empty line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        if ERROR_LINE.search(line):
+            return line
+    return lines[0] if lines else ""
+
+
+def error_text(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+def classify_error(stage: str, error: BaseException, output: str = "") -> Classification:
+    """Classify an exception raised by `stage`, with what the stage printed."""
+    tb = "".join(traceback.format_exception(error))
+    details = "\n".join(part for part in (output.strip(), tb.strip()) if part)
+    if isinstance(error, StageFailure):
+        return Classification(error.code, error.explanation, error.op, "\n".join(p for p in (error.details, details) if p))
+    text = f"{error_text(error)}\n{output}"
+    if stage in (Stage.CASE, Stage.EAGER):
+        what = "building the module" if stage == Stage.CASE else "running it in eager PyTorch"
+        return Classification(
+            Code.CASE_ERROR,
+            f"the case itself fails when {what} ({first_error_line(error_text(error))}): a bug in the case, not in a backend",
+            details=details,
+        )
+    for parser in PARSERS:
+        found = parser(stage, text)
+        if found is not None:
+            code, op, explanation = found
+            return Classification(code, explanation, op, details)
+    line = first_error_line(text) or type(error).__name__
+    return Classification(Code.UNKNOWN, f"{stage} failed: {line}", details=details)
+
+
+def classify_crash(stage: str, how: str, output: str) -> Classification:
+    """A child process died in `stage`; `how` names the signal or exit status."""
+    line = first_error_line(output)
+    tail = f": {line}" if line else ""
+    return Classification(Code.CRASH, f"the process crashed in stage {stage} ({how}){tail}", details=output)
+
+
+def classify_timeout(stage: str, seconds: float, output: str) -> Classification:
+    line = first_error_line(output)
+    tail = f"; last output: {line}" if line else ""
+    return Classification(
+        Code.TIMEOUT,
+        f"stage {stage} gave no sign of progress for {seconds:g} s and was killed{tail}",
+        details=output,
+    )

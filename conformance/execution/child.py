@@ -1,0 +1,66 @@
+"""The supervised child: `python -m conformance.execution.child REQUEST_FD REPLY_FD`.
+
+It speaks JSON lines. The parent sends {"t": "init", "settings": ...}, then
+jobs {"t": "job", "cases": [...], "backends": [...], "max_batch": n}; the
+child answers "ready", then "stage" announcements and "result"s, and "done"
+after each job with its memory use. Its stdout and stderr are a log file the
+parent reads (see capture.py); the protocol has pipes of its own so nothing
+native code prints can corrupt it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+
+
+def main(argv: list[str]) -> int:
+    requests = os.fdopen(int(argv[0]), "r")
+    replies = os.fdopen(int(argv[1]), "w", buffering=1)
+
+    def send(message: dict) -> None:
+        replies.write(json.dumps(message) + "\n")
+        replies.flush()
+
+    init = json.loads(requests.readline())
+    from conformance.execution.settings import Settings
+
+    settings = Settings.from_dict(init["settings"])
+    for entry in reversed(settings.sys_path):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    try:
+        from conformance.backends import loader
+        from conformance.cases import registry as reg
+        from conformance.execution.executor import Executor
+
+        registry = reg.Registry.load(reg.discover(settings.case_paths), settings.suites)
+        backends = {spec: loader.resolve(spec) for spec in settings.backends}
+        executor = Executor(registry, {b.name: b for b in backends.values()}, settings, send)
+    except Exception as e:
+        send({"t": "error", "message": f"{type(e).__name__}: {e}", "details": traceback.format_exc()})
+        return 1
+    send({"t": "ready", "cases": len(registry)})
+
+    import psutil
+
+    process = psutil.Process()
+    for line in requests:
+        message = json.loads(line)
+        if message["t"] == "exit":
+            break
+        executor.capture.reset()
+        executor.run_job(message["cases"], message["backends"], message["max_batch"])
+        send({"t": "done", "rss_mb": process.memory_info().rss / 2**20})
+    return 0
+
+
+if __name__ == "__main__":
+    # Leave at once, without interpreter teardown: native libraries (MLIR,
+    # IREE) have crashed in their atexit handlers before.
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

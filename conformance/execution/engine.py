@@ -1,0 +1,153 @@
+"""Producing Results for (case, backend) pairs, whatever the child does.
+
+The engine hands jobs to a supervised child and yields Results as they
+arrive. When the child dies or goes silent, the pairs it announced for the
+stage in progress are to blame: a single case becomes CRASH or TIMEOUT at
+that stage; a batch is split (halves after a crash; single cases after a
+hang, so only the guilty one waits out the timeout again). Everything not
+yet finished goes to a fresh child. No Result already received is lost.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+from typing import Iterator
+
+from conformance import result as results
+from conformance.classify import classify_crash, classify_timeout
+from conformance.execution.settings import Settings
+from conformance.execution.supervisor import ChildProcess, Died, Silent
+from conformance.result import Result
+
+Pair = tuple[str, str]  # (case id, backend name)
+
+# A job whose child dies before announcing any stage is retried this often.
+STARTUP_RETRIES = 2
+
+
+@dataclass
+class Job:
+    pairs: list[Pair]
+    max_batch: int
+    attempts: int = 0  # how often a child died before announcing any stage of it
+
+
+def job_message(job: Job) -> dict:
+    cases = list(dict.fromkeys(c for c, _ in job.pairs))
+    backends = list(dict.fromkeys(b for _, b in job.pairs))
+    return {"t": "job", "cases": cases, "backends": backends, "max_batch": job.max_batch}
+
+
+class Engine:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.child: ChildProcess | None = None
+        self.peak_rss_mb = 0.0
+
+    def run(self, pairs: list[Pair], max_batch: int | None = None) -> Iterator[Result]:
+        """Results for `pairs`, in the order they finish.
+
+        A job covers all cases x all backends named in `pairs`, so callers
+        group pairs that share cases and backends (see `plan_jobs`).
+        """
+        queue = deque([Job(list(pairs), max_batch or self.settings.batch_size)])
+        while queue:
+            yield from self._run_job(queue.popleft(), queue)
+
+    def close(self) -> None:
+        if self.child:
+            self.child.close()
+            self.child = None
+
+    def _run_job(self, job: Job, queue: deque[Job]) -> Iterator[Result]:
+        if self.child is None:
+            self.child = ChildProcess(self.settings)
+        child = self.child
+        remaining = dict.fromkeys(job.pairs)
+        announced: dict | None = None
+        reply: dict | Silent | Died
+        if not child.send(job_message(job)):
+            reply = Died(child._exit_description())
+        else:
+            while True:
+                reply = child.receive(self.settings.case_timeout)
+                if not isinstance(reply, dict):
+                    break
+                if reply["t"] == "stage":
+                    announced = reply
+                elif reply["t"] == "result":
+                    result = Result.from_dict(reply["result"])
+                    if result.key in remaining:
+                        del remaining[result.key]
+                        yield result
+                elif reply["t"] == "done":
+                    self.peak_rss_mb = max(self.peak_rss_mb, reply["rss_mb"])
+                    if reply["rss_mb"] > self.settings.memory_limit_mb:
+                        self.close()  # a fresh child for the next job keeps memory bounded
+                    for case, backend in remaining:  # never answered: a bug of ours, not a silent pass
+                        yield results.failed(
+                            case,
+                            backend,
+                            stage="case",
+                            code="UNKNOWN",
+                            explanation="the runner finished its job without a result for this case (a bug in conformance)",
+                        )
+                    return
+        # The child died or hung.
+        output = child.log_since(announced["mark"]) if announced else child.log_since(0)
+        if isinstance(reply, Silent):
+            child.kill()
+        child.close()
+        self.child = None
+        yield from self._blame(job, queue, remaining, announced, reply, output)
+
+    def _blame(self, job, queue, remaining, announced, reply, output) -> Iterator[Result]:
+        if announced is None:
+            if job.attempts + 1 > STARTUP_RETRIES:
+                for case, backend in remaining:
+                    yield self._broken(case, backend, "case", reply, output)
+                return
+            queue.appendleft(Job(list(remaining), job.max_batch, job.attempts + 1))
+            return
+        stage, backend = announced["stage"], announced["backend"]
+        blamed = [(c, backend) for c in announced["cases"] if (c, backend) in remaining]
+        rest = [p for p in remaining if p not in blamed]
+        retry: list[Job] = []
+        if len(blamed) == 1:
+            yield self._broken(*blamed[0], stage, reply, output)
+        elif isinstance(reply, Silent):
+            retry += [Job([p], 1) for p in blamed]
+        elif blamed:
+            half = math.ceil(len(blamed) / 2)
+            retry += [Job(blamed[:half], half), Job(blamed[half:], half)]
+        if rest:
+            retry.append(Job(rest, job.max_batch))
+        queue.extendleft(reversed(retry))
+
+    def _broken(self, case: str, backend: str, stage: str, reply, output: str) -> Result:
+        if isinstance(reply, Silent):
+            found = classify_timeout(stage, self.settings.case_timeout, output)
+        else:
+            found = classify_crash(stage, reply.how, output)
+        return results.failed(
+            case, backend, stage=stage, code=found.code, explanation=found.explanation, details=found.details
+        )
+
+
+def plan_jobs(case_ids: list[str], backends: list[str], batch_size: int, heavy: set[str]) -> list[list[Pair]]:
+    """Group the matrix into jobs: `batch_size` light cases x all backends, heavy cases alone."""
+    jobs: list[list[Pair]] = []
+    light: list[str] = []
+    for case_id in case_ids:
+        if case_id in heavy:
+            jobs.append([(case_id, b) for b in backends])
+            continue
+        light.append(case_id)
+        if len(light) == batch_size:
+            jobs.append([(c, b) for c in light for b in backends])
+            light = []
+    if light:
+        jobs.append([(c, b) for c in light for b in backends])
+    return jobs

@@ -1,0 +1,267 @@
+"""Running a job (some cases x some backends) inside the supervised child.
+
+For each backend the cases go through its stages together: plain stages one
+case at a time, `@batched` stages in chunks, `@shared` stages computed once
+per case and reused by the next backend that shares them. Before every stage
+the executor announces which (cases, backend) it is about to run, so the
+supervisor can blame the right pairs if the process dies or hangs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from conformance import result as results
+from conformance.backends.protocol import Backend, CaseRun
+from conformance.cases.inputs import make_inputs, make_module
+from conformance.cases.registry import Registry
+from conformance.classify import Classification, classify_error
+from conformance.compare import compare
+from conformance.execution.capture import OutputCapture
+from conformance.execution.settings import Settings
+from conformance.paths import safe_name
+from conformance.taxonomy import Code, Stage
+
+Report = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class Item:
+    """One (case, backend) pair on its way through the backend's stages."""
+
+    case_id: str
+    run: CaseRun
+    value: Any = None
+    timings: dict[str, float] = field(default_factory=dict)
+    done: bool = False
+
+
+@dataclass
+class CaseFailure:
+    """The case itself failed (building it, or in eager) before any backend stage."""
+
+    stage: str
+    failure: Classification
+
+
+def clone_inputs(inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    # In-place cases mutate their inputs; every consumer gets its own copy.
+    return [t.clone() for t in inputs]
+
+
+class Executor:
+    def __init__(self, registry: Registry, backends: dict[str, Backend], settings: Settings, report: Report):
+        self.registry = registry
+        self.backends = backends
+        self.settings = settings
+        self.report = report
+        self.capture = OutputCapture()
+
+    # -- one job ------------------------------------------------------------
+
+    def run_job(self, case_ids: list[str], backend_names: list[str], max_batch: int) -> None:
+        self.prepared: dict[str, CaseRun | CaseFailure] = {}
+        self.shared: dict[tuple, Any] = {}
+        self.eager_time: dict[str, float] = {}
+        self.scratch = Path(tempfile.mkdtemp(prefix="conformance-job-"))
+        try:
+            for name in backend_names:
+                self._run_backend(self.backends[name], case_ids, max_batch)
+        finally:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def _run_backend(self, backend: Backend, case_ids: list[str], max_batch: int) -> None:
+        items: list[Item] = []
+        for case_id in case_ids:
+            case = self.registry[case_id]
+            reason = case.skip.get(backend.name) or backend.not_applicable(case)
+            if reason:
+                self._emit(results.skipped(case_id, backend.name, reason))
+                continue
+            prepared = self._prepare(case_id, backend.name)
+            if isinstance(prepared, CaseFailure):
+                self._emit_failure(case_id, backend.name, prepared.stage, prepared.failure, self._eager_timings(case_id))
+                continue
+            workdir = self.scratch / safe_name(case_id) / safe_name(backend.name)
+            workdir.mkdir(parents=True, exist_ok=True)
+            run = dataclasses.replace(prepared, workdir=workdir, notes={})
+            items.append(Item(case_id, run, timings=self._eager_timings(case_id)))
+
+        for index, stage in enumerate(backend.stages):
+            live = [it for it in items if not it.done]
+            if stage == "run":
+                for it in live:
+                    self._run_and_compare(backend, it)
+            elif backend.is_batched(stage):
+                size = max(1, max_batch)
+                for start in range(0, len(live), size):
+                    self._batched_stage(backend, stage, live[start : start + size])
+            else:
+                chain = backend.share_chain(index)
+                for it in live:
+                    self._single_stage(backend, stage, it, chain)
+
+    # -- the case itself: module, inputs, eager reference ---------------------
+
+    def _prepare(self, case_id: str, backend_name: str) -> CaseRun | CaseFailure:
+        if case_id in self.prepared:
+            return self.prepared[case_id]
+        case = self.registry[case_id]
+        seed = self.settings.seed
+        start = time.perf_counter()
+        outcome: CaseRun | CaseFailure
+        stage = Stage.CASE
+        mark = self.capture.mark()
+        try:
+            self._announce(stage, backend_name, [case_id])
+            module = make_module(case, seed)
+            inputs = make_inputs(case, seed)
+            stage = Stage.EAGER
+            self._announce(stage, backend_name, [case_id])
+            with torch.no_grad():
+                expected = [module(*clone_inputs(i)) for i in inputs]
+                again = [module(*clone_inputs(i)) for i in inputs]
+            outcome = CaseRun(case, module, inputs, expected, workdir=self.scratch, options=self.settings.options)
+            if not case.nondeterministic:
+                for size, (first, second) in enumerate(zip(expected, again)):
+                    mismatch = compare(first, second, rtol=0.0, atol=0.0)
+                    if mismatch:
+                        outcome = CaseFailure(
+                            stage,
+                            Classification(
+                                Code.NONDETERMINISTIC_REFERENCE,
+                                f"eager gives different results on two runs of the same inputs ({mismatch.explanation}); "
+                                "declare the case nondeterministic=True if that is intended",
+                            ),
+                        )
+                        break
+        except Exception as e:
+            outcome = CaseFailure(stage, classify_error(stage, e, self.capture.since(mark)))
+        self.eager_time[case_id] = time.perf_counter() - start
+        self.prepared[case_id] = outcome
+        return outcome
+
+    def _eager_timings(self, case_id: str) -> dict[str, float]:
+        # The reference is computed once per job; the first pair to need it pays.
+        spent = self.eager_time.pop(case_id, 0.0)
+        return {Stage.EAGER: spent} if spent else {}
+
+    # -- stages ---------------------------------------------------------------
+
+    def _single_stage(self, backend: Backend, stage: str, it: Item, chain: tuple | None) -> None:
+        key = (it.case_id, chain) if chain else None
+        if key in self.shared:
+            cached = self.shared[key]
+            it.timings[stage] = 0.0
+            if isinstance(cached, Classification):
+                self._fail(backend, it, stage, cached)
+            else:
+                it.value = cached
+            return
+        self._announce(stage, backend.name, [it.case_id])
+        mark = self.capture.mark()
+        start = time.perf_counter()
+        try:
+            value = backend.stage_method(stage)(it.value, it.run)
+        except Exception as e:
+            it.timings[stage] = time.perf_counter() - start
+            failure = classify_error(stage, e, self.capture.since(mark))
+            if key:
+                self.shared[key] = failure
+            self._fail(backend, it, stage, failure)
+            return
+        it.timings[stage] = time.perf_counter() - start
+        it.value = value
+        if key:
+            self.shared[key] = value
+
+    def _batched_stage(self, backend: Backend, stage: str, chunk: list[Item]) -> None:
+        self._announce(stage, backend.name, [it.case_id for it in chunk])
+        mark = self.capture.mark()
+        start = time.perf_counter()
+        try:
+            values = backend.stage_method(stage)([it.value for it in chunk], [it.run for it in chunk])
+            if len(values) != len(chunk):
+                raise RuntimeError(f"batched stage {stage} returned {len(values)} values for {len(chunk)} cases")
+        except Exception as e:
+            if len(chunk) > 1:
+                # Split until the guilty cases stand alone, so each gets its own verdict.
+                half = len(chunk) // 2
+                self._batched_stage(backend, stage, chunk[:half])
+                self._batched_stage(backend, stage, chunk[half:])
+                return
+            it = chunk[0]
+            it.timings[stage] = time.perf_counter() - start
+            self._fail(backend, it, stage, classify_error(stage, e, self.capture.since(mark)))
+            return
+        share = (time.perf_counter() - start) / len(chunk)
+        for it, value in zip(chunk, values):
+            it.timings[stage] = share
+            it.value = value
+
+    def _run_and_compare(self, backend: Backend, it: Item) -> None:
+        case = it.run.case
+        self._announce("run", backend.name, [it.case_id])
+        mark = self.capture.mark()
+        start = time.perf_counter()
+        outputs = []
+        try:
+            for inputs in it.run.inputs:
+                outputs.append(backend.run(it.value, clone_inputs(inputs), it.run))
+        except Exception as e:
+            it.timings["run"] = time.perf_counter() - start
+            self._fail(backend, it, "run", classify_error("run", e, self.capture.since(mark)))
+            return
+        it.timings["run"] = time.perf_counter() - start
+
+        self._announce(Stage.COMPARE, backend.name, [it.case_id])
+        start = time.perf_counter()
+        for index, (expected, actual) in enumerate(zip(it.run.expected, outputs)):
+            mismatch = compare(expected, actual, rtol=case.rtol, atol=case.atol, statistical=case.nondeterministic)
+            if mismatch:
+                it.timings[Stage.COMPARE] = time.perf_counter() - start
+                where = f"at input set {index + 1} of {len(outputs)} ({_sizes(it.run, index)}): " if len(outputs) > 1 else ""
+                self._fail(backend, it, Stage.COMPARE, Classification(mismatch.code, where + mismatch.explanation))
+                return
+        it.timings[Stage.COMPARE] = time.perf_counter() - start
+        it.done = True
+        self._emit(results.passed(it.case_id, backend.name, it.timings))
+
+    # -- reporting ------------------------------------------------------------
+
+    def _announce(self, stage: str, backend: str, case_ids: list[str]) -> None:
+        self.report({"t": "stage", "stage": str(stage), "backend": backend, "cases": case_ids, "mark": self.capture.mark()})
+
+    def _fail(self, backend: Backend, it: Item, stage: str, failure: Classification) -> None:
+        it.done = True
+        self._emit_failure(it.case_id, backend.name, stage, failure, it.timings)
+
+    def _emit_failure(self, case_id, backend_name, stage, failure: Classification, timings) -> None:
+        self._emit(
+            results.failed(
+                case_id,
+                backend_name,
+                stage=str(stage),
+                code=str(failure.code),
+                op=failure.op,
+                explanation=failure.explanation,
+                details=failure.details,
+                timings=timings,
+            )
+        )
+
+    def _emit(self, result: results.Result) -> None:
+        self.report({"t": "result", "result": result.to_dict()})
+
+
+def _sizes(run: CaseRun, index: int) -> str:
+    dims = {d.name: d.sizes[min(index, len(d.sizes) - 1)] for s in run.case.inputs for d in s.dynamic_dims.values()}
+    return ", ".join(f"{k}={v}" for k, v in dims.items()) or "static"

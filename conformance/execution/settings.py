@@ -1,0 +1,38 @@
+"""Settings of a run: everything a supervised child needs to rebuild the run's world.
+
+A child process loads the registry and the backends itself from these, so
+they are plain data (JSON) and nothing else crosses the process boundary.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_CASE_TIMEOUT = 300.0
+DEFAULT_MEMORY_LIMIT_MB = 3072
+DEFAULT_BATCH = 16
+
+
+@dataclass
+class Settings:
+    backends: list[str] = field(default_factory=list)  # --backend specs
+    case_paths: list[str] = field(default_factory=list)  # extra case dirs or modules
+    suites: list[str] = field(default_factory=lambda: ["default"])
+    seed: int = 0
+    case_timeout: float = DEFAULT_CASE_TIMEOUT  # seconds without progress before TIMEOUT
+    memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB  # a child above this is replaced between jobs
+    batch_size: int = DEFAULT_BATCH  # op cases compiled together by batching backends
+    artifacts: str | None = None  # reproducer bundles go here when set
+    cache_dir: str | None = None  # compile cache; None disables it
+    options: dict[str, Any] = field(default_factory=dict)  # backend options, e.g. custom_ops
+    sys_path: list[str] = field(default_factory=lambda: list(sys.path))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Settings:
+        return cls(**data)

@@ -1,0 +1,122 @@
+"""The parent's handle on one supervised child process.
+
+The child runs in its own session (so a kill reaches the compilers it
+spawned too), writes its output to a log file, and talks over two pipes.
+`receive` waits at most `timeout` seconds for the next message: silence
+past that is a hang, end of file is a death.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.execution.capture import read_log
+from conformance.execution.settings import Settings
+
+STARTUP_TIMEOUT = 600.0  # importing torch + loading a large suite on a busy machine
+
+
+class ChildError(Exception):
+    """The child could not start (its registry or backends failed to load)."""
+
+
+@dataclass
+class Silent:
+    """No message within the timeout."""
+
+
+@dataclass
+class Died:
+    how: str  # "killed by signal SIGSEGV (11)", "exited with status 3"
+
+
+class ChildProcess:
+    def __init__(self, settings: Settings, log_dir: Path | None = None):
+        log_dir = log_dir or Path(tempfile.gettempdir())
+        fd, path = tempfile.mkstemp(prefix="conformance-child-", suffix=".log", dir=log_dir)
+        self.log_path = path
+        request_read, request_write = os.pipe()
+        reply_read, reply_write = os.pipe()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "conformance.execution.child", str(request_read), str(reply_write)],
+            pass_fds=(request_read, reply_write),
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=fd,
+            start_new_session=True,
+        )
+        for unused in (fd, request_read, reply_write):
+            os.close(unused)
+        self.requests = os.fdopen(request_write, "w")
+        self.replies = reply_read
+        self.buffer = b""
+        self.send({"t": "init", "settings": settings.to_dict()})
+        reply = self.receive(STARTUP_TIMEOUT)
+        if not isinstance(reply, dict) or reply.get("t") != "ready":
+            self.kill()
+            if isinstance(reply, dict) and reply.get("t") == "error":
+                raise ChildError(reply["message"])
+            raise ChildError(f"the child process did not start ({reply}): {read_log(self.log_path, 0)[-2000:]}")
+
+    def send(self, message: dict) -> bool:
+        try:
+            self.requests.write(json.dumps(message) + "\n")
+            self.requests.flush()
+            return True
+        except (BrokenPipeError, OSError):
+            return False
+
+    def receive(self, timeout: float) -> dict | Silent | Died:
+        while b"\n" not in self.buffer:
+            ready, _, _ = select.select([self.replies], [], [], timeout)
+            if not ready:
+                return Silent()
+            chunk = os.read(self.replies, 1 << 16)
+            if not chunk:
+                return Died(self._exit_description())
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def log_since(self, mark: int) -> str:
+        return read_log(self.log_path, mark)
+
+    def _exit_description(self) -> str:
+        try:
+            code = self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.process.returncode
+        if code is not None and code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = "an unknown signal"
+            return f"killed by signal {name} ({-code})"
+        return f"exited with status {code}"
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait()
+
+    def close(self) -> None:
+        self.send({"t": "exit"})
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        self.kill()  # the session may hold stray grandchildren
+        self.requests.close()
+        os.close(self.replies)
+        Path(self.log_path).unlink(missing_ok=True)

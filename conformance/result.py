@@ -1,0 +1,101 @@
+"""The Result of one case on one backend: a plain record that travels as JSON.
+
+Results cross process boundaries (the supervised child, xdist workers) and
+land in results.jsonl, so everything here is JSON-native.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.taxonomy import Status
+
+# Diagnostics can be megabytes (a whole IR dump); a Result keeps the start,
+# where the first error is, and the end, where a crash backtrace is.
+MAX_DETAILS = 20_000
+
+
+@dataclass
+class Result:
+    case: str
+    backend: str
+    status: str  # a Status value
+    stage: str | None = None  # where it failed; None when it passed
+    code: str | None = None  # a Code value; None when it passed
+    op: str | None = None  # the op to blame, e.g. "aten.cumsum", when known
+    explanation: str = ""  # one sentence with the facts
+    details: str = ""  # captured diagnostics, tool output, tracebacks
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
+    artifacts: str | None = None  # reproducer bundle directory, when written
+    verdict: str | None = None  # set when judged against an xfail set
+
+    @property
+    def passed(self) -> bool:
+        return self.status == Status.PASS
+
+    @property
+    def failed(self) -> bool:
+        return self.status == Status.FAIL
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.case, self.backend)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Result:
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    @classmethod
+    def from_json(cls, text: str) -> Result:
+        return cls.from_dict(json.loads(text))
+
+
+def clip(text: str, limit: int = MAX_DETAILS) -> str:
+    """Keep the head and the tail of a long diagnostic."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    skipped = len(text) - 2 * half
+    return f"{text[:half]}\n... [{skipped} characters omitted] ...\n{text[-half:]}"
+
+
+def passed(case: str, backend: str, timings: dict[str, float]) -> Result:
+    return Result(case=case, backend=backend, status=Status.PASS, timings=timings)
+
+
+def skipped(case: str, backend: str, reason: str) -> Result:
+    return Result(case=case, backend=backend, status=Status.SKIP, explanation=reason)
+
+
+def failed(
+    case: str,
+    backend: str,
+    *,
+    stage: str,
+    code: str,
+    explanation: str,
+    op: str | None = None,
+    details: str = "",
+    timings: dict[str, float] | None = None,
+) -> Result:
+    return Result(
+        case=case,
+        backend=backend,
+        status=Status.FAIL,
+        stage=stage,
+        code=code,
+        op=op,
+        explanation=explanation,
+        details=clip(details),
+        timings=timings or {},
+    )
