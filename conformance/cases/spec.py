@@ -13,9 +13,9 @@ built on every start-up, and nothing is run until a case is executed.
 from __future__ import annotations
 
 import inspect
-import os
 import zlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 import torch
@@ -206,8 +206,12 @@ class Case:
 
 
 def _caller_location(depth: int = 2) -> str:
+    """`file:line` of the declaration; project files relative to the project root."""
     frame = inspect.stack()[depth]
-    return f"{os.path.relpath(frame.filename)}:{frame.lineno}"
+    path = Path(frame.filename).resolve()
+    root = Path(__file__).resolve().parents[2]
+    shown = path.relative_to(root) if root in path.parents else path
+    return f"{shown}:{frame.lineno}"
 
 
 def _declare(kind: str, id: str, build, inputs, *, tags: Iterable[str] = (), ops: Iterable[str] | None = None, **kw) -> Case:

@@ -1,7 +1,7 @@
 """The supervised child: `python -m conformance.execution.child REQUEST_FD REPLY_FD`.
 
 It speaks JSON lines. The parent sends {"t": "init", "settings": ...}, then
-jobs {"t": "job", "cases": [...], "backends": [...], "max_batch": n}; the
+jobs {"t": "job", "pairs": [[case, backend], ...], "max_batch": n}; the
 child answers "ready", then "stage" announcements and "result"s, and "done"
 after each job with its memory use. Its stdout and stderr are a log file the
 parent reads (see capture.py); the protocol has pipes of its own so nothing
@@ -52,7 +52,7 @@ def main(argv: list[str]) -> int:
         if message["t"] == "exit":
             break
         executor.capture.reset()
-        executor.run_job(message["cases"], message["backends"], message["max_batch"])
+        executor.run_job([tuple(p) for p in message["pairs"]], message["max_batch"])
         send({"t": "done", "rss_mb": process.memory_info().rss / 2**20})
     return 0
 

@@ -19,9 +19,8 @@ from conformance import result as results
 from conformance.classify import classify_crash, classify_timeout
 from conformance.execution.settings import Settings
 from conformance.execution.supervisor import ChildProcess, Died, Silent
+from conformance.execution.planning import Pair
 from conformance.result import Result
-
-Pair = tuple[str, str]  # (case id, backend name)
 
 # A job whose child dies before announcing any stage is retried this often.
 STARTUP_RETRIES = 2
@@ -35,9 +34,7 @@ class Job:
 
 
 def job_message(job: Job) -> dict:
-    cases = list(dict.fromkeys(c for c, _ in job.pairs))
-    backends = list(dict.fromkeys(b for _, b in job.pairs))
-    return {"t": "job", "cases": cases, "backends": backends, "max_batch": job.max_batch}
+    return {"t": "job", "pairs": job.pairs, "max_batch": job.max_batch}
 
 
 class Engine:
@@ -47,10 +44,9 @@ class Engine:
         self.peak_rss_mb = 0.0
 
     def run(self, pairs: list[Pair], max_batch: int | None = None) -> Iterator[Result]:
-        """Results for `pairs`, in the order they finish.
+        """Results for `pairs`, in the order they finish, as one job.
 
-        A job covers all cases x all backends named in `pairs`, so callers
-        group pairs that share cases and backends (see `plan_jobs`).
+        Callers cut large runs into jobs first (planning.plan_jobs).
         """
         queue = deque([Job(list(pairs), max_batch or self.settings.batch_size)])
         while queue:
@@ -134,20 +130,3 @@ class Engine:
         return results.failed(
             case, backend, stage=stage, code=found.code, explanation=found.explanation, details=found.details
         )
-
-
-def plan_jobs(case_ids: list[str], backends: list[str], batch_size: int, heavy: set[str]) -> list[list[Pair]]:
-    """Group the matrix into jobs: `batch_size` light cases x all backends, heavy cases alone."""
-    jobs: list[list[Pair]] = []
-    light: list[str] = []
-    for case_id in case_ids:
-        if case_id in heavy:
-            jobs.append([(case_id, b) for b in backends])
-            continue
-        light.append(case_id)
-        if len(light) == batch_size:
-            jobs.append([(c, b) for c in light for b in backends])
-            light = []
-    if light:
-        jobs.append([(c, b) for c in light for b in backends])
-    return jobs

@@ -67,13 +67,17 @@ class Executor:
 
     # -- one job ------------------------------------------------------------
 
-    def run_job(self, case_ids: list[str], backend_names: list[str], max_batch: int) -> None:
+    def run_job(self, pairs: list[tuple[str, str]], max_batch: int) -> None:
+        """Run every (case, backend) pair: backend by backend, cases together."""
         self.prepared: dict[str, CaseRun | CaseFailure] = {}
         self.shared: dict[tuple, Any] = {}
         self.eager_time: dict[str, float] = {}
         self.scratch = Path(tempfile.mkdtemp(prefix="conformance-job-"))
         try:
-            for name in backend_names:
+            by_backend: dict[str, list[str]] = {}
+            for case_id, backend in pairs:
+                by_backend.setdefault(backend, []).append(case_id)
+            for name, case_ids in by_backend.items():
                 self._run_backend(self.backends[name], case_ids, max_batch)
         finally:
             shutil.rmtree(self.scratch, ignore_errors=True)

@@ -1,0 +1,1 @@
+"""Reports: end-of-run tables, root-cause groups, nightly JSON/Markdown/HTML."""

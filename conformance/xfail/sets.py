@@ -1,0 +1,112 @@
+"""Xfail sets: one TOML file per backend, one table per expected failure.
+
+    ["cumsum.dim0"]
+    stage = "lower"
+    code = "UNSUPPORTED_OP"
+    op = "aten.cumsum"
+    explanation = "torch-mlir cannot lower aten.cumsum to tosa ..."
+    note = "https://github.com/llvm/torch-mlir/issues/NNNN"
+
+`stage`, `code`, `op` and `explanation` are generated; `note` belongs to
+humans and survives every rewrite. Entries are sorted by case id so a
+rewrite diffs cleanly.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tomli_w
+
+from conformance.taxonomy import Code
+
+HEADER = """\
+# Expected failures of backend `{backend}`, one table per case id.
+# stage/code/op/explanation are rewritten by `conformance xfail update --backend {backend}`
+# (or `pytest --backend={backend} --update-xfails`); `note` is yours and is kept.
+"""
+
+FIELDS = ("stage", "code", "op", "explanation", "note")
+
+
+class XfailError(Exception):
+    """A malformed xfail file; the message names the file, the line and the problem."""
+
+
+@dataclass
+class Entry:
+    code: str
+    explanation: str = ""
+    stage: str | None = None
+    op: str | None = None
+    note: str | None = None
+
+    def to_toml(self) -> dict:
+        return {k: v for k in FIELDS if (v := getattr(self, k)) not in (None, "")}
+
+
+@dataclass
+class XfailSet:
+    backend: str
+    path: Path
+    entries: dict[str, Entry] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, directory: Path | str, backend: str) -> XfailSet:
+        """The set of `backend` in `directory`; an empty set when there is no file."""
+        path = Path(directory) / f"{backend}.toml"
+        xfails = cls(backend, path)
+        if not path.exists():
+            return xfails
+        text = path.read_text()
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise XfailError(f"{path}: invalid TOML: {e}") from None
+        for case_id, table in data.items():
+            xfails.entries[case_id] = _entry(path, text, case_id, table)
+        return xfails
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        body = tomli_w.dumps({case: self.entries[case].to_toml() for case in sorted(self.entries)})
+        self.path.write_text(HEADER.format(backend=self.backend) + ("\n" + body if body else ""))
+
+    def get(self, case_id: str) -> Entry | None:
+        return self.entries.get(case_id)
+
+
+def _line_of(text: str, case_id: str) -> int:
+    """The line where the table of `case_id` starts (1-based), or 0 if not found."""
+    pattern = re.compile(r'^\s*\[\s*(?:"' + re.escape(case_id) + r'"|' + re.escape(case_id) + r")\s*\]")
+    for number, line in enumerate(text.splitlines(), 1):
+        if pattern.match(line):
+            return number
+    return 0
+
+
+def _entry(path: Path, text: str, case_id: str, table: object) -> Entry:
+    where = f"{path}:{_line_of(text, case_id)}"
+    if not isinstance(table, dict):
+        raise XfailError(f"{where}: {case_id!r} must be a table ([\"{case_id}\"]) with code and explanation")
+    unknown = set(table) - set(FIELDS)
+    if unknown:
+        raise XfailError(f"{where}: entry {case_id!r} has unknown field(s) {sorted(unknown)}; allowed: {', '.join(FIELDS)}")
+    for key, value in table.items():
+        if not isinstance(value, str):
+            raise XfailError(f"{where}: entry {case_id!r}: {key} must be a string, got {value!r}")
+    code = table.get("code")
+    if code is None:
+        raise XfailError(f"{where}: entry {case_id!r} has no code (the expected failure code, e.g. UNSUPPORTED_OP)")
+    if code not in Code.__members__:
+        raise XfailError(f"{where}: entry {case_id!r}: unknown code {code!r}; known: {', '.join(Code.__members__)}")
+    return Entry(
+        code=code,
+        explanation=table.get("explanation", ""),
+        stage=table.get("stage"),
+        op=table.get("op"),
+        note=table.get("note"),
+    )

@@ -1,0 +1,67 @@
+"""Rewriting an xfail set from a run's results.
+
+Only cases the run actually ran are touched, so a `-k` subset run leaves the
+rest of the file alone. Failures are added or updated (keeping notes),
+passes and skips are dropped, and entries whose case no longer exists in the
+registry are reported as stale (and dropped only when asked).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from conformance.result import Result
+from conformance.taxonomy import Status
+from conformance.xfail.sets import Entry, XfailSet
+
+
+@dataclass
+class UpdateReport:
+    backend: str
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [
+            f"{self.backend}: {len(self.added)} added, {len(self.changed)} changed, "
+            f"{len(self.removed)} removed, {len(self.stale)} stale"
+        ]
+        for label, ids in (("added", self.added), ("changed", self.changed), ("removed", self.removed)):
+            out += [f"  {label}: {i}" for i in ids]
+        out += [f"  stale (no such case in the registry): {i}" for i in self.stale]
+        return out
+
+
+def update(xfails: XfailSet, run: Iterable[Result], known_cases: set[str] | None, drop_stale: bool = False) -> UpdateReport:
+    report = UpdateReport(xfails.backend)
+    for result in run:
+        if result.backend != xfails.backend:
+            continue
+        old = xfails.entries.get(result.case)
+        if result.status == Status.FAIL:
+            new = Entry(
+                code=result.code or "UNKNOWN",
+                explanation=result.explanation,
+                stage=result.stage,
+                op=result.op,
+                note=old.note if old else None,
+            )
+            if old is None:
+                report.added.append(result.case)
+            elif (old.code, old.op, old.stage, old.explanation) != (new.code, new.op, new.stage, new.explanation):
+                report.changed.append(result.case)
+            xfails.entries[result.case] = new
+        elif old is not None:
+            del xfails.entries[result.case]
+            report.removed.append(result.case)
+    if known_cases is not None:
+        report.stale = sorted(c for c in xfails.entries if c not in known_cases)
+        if drop_stale:
+            for case in report.stale:
+                del xfails.entries[case]
+    for ids in (report.added, report.changed, report.removed):
+        ids.sort()
+    return report
