@@ -105,7 +105,8 @@ def discover(paths: Sequence[str] = (), default_dir: bool = True, plugins: bool 
     if default_dir and content.DEFAULT_CASES_DIR.is_dir():
         sources += directory_sources(content.DEFAULT_CASES_DIR)
     for p in paths:
-        sources += directory_sources(Path(p)) if Path(p).is_dir() else [module_source(p)]
+        looks_like_path = "/" in p or p.endswith(".py") or Path(p).exists()
+        sources += directory_sources(Path(p)) if looks_like_path else [module_source(p)]
     if plugins:
         sources += entry_point_sources()
     return sources

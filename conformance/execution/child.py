@@ -10,6 +10,7 @@ native code prints can corrupt it.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import sys
@@ -17,6 +18,8 @@ import traceback
 
 
 def main(argv: list[str]) -> int:
+    # A native crash then leaves the Python stack in the log, and so in the Result.
+    faulthandler.enable()
     requests = os.fdopen(int(argv[0]), "r")
     replies = os.fdopen(int(argv[1]), "w", buffering=1)
 
@@ -33,10 +36,10 @@ def main(argv: list[str]) -> int:
             sys.path.insert(0, entry)
     try:
         from conformance.backends import loader
-        from conformance.cases import registry as reg
+        from conformance.cases.registry import Registry
         from conformance.execution.executor import Executor
 
-        registry = reg.Registry.load(reg.discover(settings.case_paths), settings.suites)
+        registry = Registry.load(settings.case_sources(), settings.suites)
         backends = {spec: loader.resolve(spec) for spec in settings.backends}
         executor = Executor(registry, {b.name: b for b in backends.values()}, settings, send)
     except Exception as e:

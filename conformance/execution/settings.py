@@ -20,6 +20,7 @@ DEFAULT_BATCH = 16
 class Settings:
     backends: list[str] = field(default_factory=list)  # --backend specs
     case_paths: list[str] = field(default_factory=list)  # extra case dirs or modules
+    default_cases: bool = True  # include the project's own cases/ directory
     suites: list[str] = field(default_factory=lambda: ["default"])
     seed: int = 0
     case_timeout: float = DEFAULT_CASE_TIMEOUT  # seconds without progress before TIMEOUT
@@ -29,6 +30,11 @@ class Settings:
     cache_dir: str | None = None  # compile cache; None disables it
     options: dict[str, Any] = field(default_factory=dict)  # backend options, e.g. custom_ops
     sys_path: list[str] = field(default_factory=lambda: list(sys.path))
+
+    def case_sources(self):
+        from conformance.cases import registry
+
+        return registry.discover(self.case_paths, default_dir=self.default_cases)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -8,6 +8,7 @@ past that is a hang, end of file is a death.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -58,6 +59,7 @@ class ChildProcess:
         self.requests = os.fdopen(request_write, "w")
         self.replies = reply_read
         self.buffer = b""
+        self.closed = False
         self.send({"t": "init", "settings": settings.to_dict()})
         reply = self.receive(STARTUP_TIMEOUT)
         if not isinstance(reply, dict) or reply.get("t") != "ready":
@@ -71,7 +73,7 @@ class ChildProcess:
             self.requests.write(json.dumps(message) + "\n")
             self.requests.flush()
             return True
-        except (BrokenPipeError, OSError):
+        except (OSError, ValueError):  # a dead child: broken pipe, or already closed
             return False
 
     def receive(self, timeout: float) -> dict | Silent | Died:
@@ -111,12 +113,18 @@ class ChildProcess:
         self.process.wait()
 
     def close(self) -> None:
-        self.send({"t": "exit"})
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.kill()
-        self.kill()  # the session may hold stray grandchildren
-        self.requests.close()
-        os.close(self.replies)
+        """Ask the child to leave, then make sure it and its session are gone. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.process.poll() is None and self.send({"t": "exit"}):
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        self.kill()  # also reaches stray grandchildren (compilers) left in the session
+        with contextlib.suppress(OSError):
+            self.requests.close()
+        with contextlib.suppress(OSError):
+            os.close(self.replies)
         Path(self.log_path).unlink(missing_ok=True)

@@ -30,6 +30,11 @@ def add_options(parser: pytest.Parser) -> None:
         help="add cases from a directory or an importable module (repeatable)",
     )
     group.addoption(
+        "--no-default-cases",
+        action="store_true",
+        help="leave out the project's own cases/ directory (run only --cases and entry points)",
+    )
+    group.addoption(
         "--suite",
         action="append",
         metavar="NAME",
@@ -85,6 +90,7 @@ def settings_from(config: pytest.Config) -> Settings:
     return Settings(
         backends=backend_specs(config),
         case_paths=list(config.getoption("cases")),
+        default_cases=not config.getoption("no_default_cases"),
         suites=config.getoption("suite") or ["default"],
         seed=config.getoption("seed"),
         case_timeout=config.getoption("case_timeout"),

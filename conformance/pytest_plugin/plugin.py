@@ -61,7 +61,7 @@ class ConformanceSession:
         hook = session.config.hook
         session.items = []
         try:
-            sources = reg.discover(self.runner.settings.case_paths)
+            sources = self.runner.settings.case_sources()
         except reg.RegistryError as e:
             raise pytest.UsageError(str(e)) from None
         seen: dict = {}
@@ -111,7 +111,7 @@ class ConformanceSession:
 
     def _update_xfails(self) -> list[str]:
         settings = self.runner.settings
-        known = {c.id for c in reg.Registry.load(reg.discover(settings.case_paths), settings.suites)}
+        known = {c.id for c in reg.Registry.load(settings.case_sources(), settings.suites)}
         lines = ["xfail sets updated:"]
         for backend in self.runner.backends:
             xfails = XfailSet.load(self.config.getoption("xfail_dir"), backend.name)

@@ -1,0 +1,119 @@
+"""Test-only backends: tiny and fake, to test the framework's own logic.
+
+Each behaves like eager except where it is told to misbehave, so a test can
+check that one case's disaster does not spill onto its neighbours.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import time
+
+import torch
+
+from conformance.backends.protocol import Backend, batched
+
+
+def die(how: str) -> None:
+    if how == "segfault":
+        ctypes.string_at(0)  # reads address 0: SIGSEGV
+    elif how == "abort":
+        os.abort()  # SIGABRT, as a failed LLVM assertion does
+    elif how == "exit3":
+        os._exit(3)
+    elif how == "hang":
+        time.sleep(10**6)
+    elif how == "raise":
+        raise RuntimeError("error: fake backend failed on purpose")
+    else:
+        raise ValueError(how)
+
+
+class Misbehaving(Backend):
+    """Passes every case except `victim`, on which stage `stage` dies by `how`."""
+
+    stages = ("lower", "compile", "run")
+
+    def __init__(self, name: str, how: str, stage: str, victim: str = "tanh"):
+        self.name, self.how, self.stage, self.victim = name, how, stage, victim
+
+    def _maybe(self, stage: str, case_run) -> None:
+        if stage == self.stage and case_run.case.id == self.victim:
+            die(self.how)
+
+    def lower(self, _, case_run):
+        self._maybe("lower", case_run)
+
+    def compile(self, _, case_run):
+        self._maybe("compile", case_run)
+
+    def run(self, _, inputs, case_run):
+        self._maybe("run", case_run)
+        return case_run.module(*inputs)
+
+
+SEGFAULT = Misbehaving("segfault", "segfault", "lower")
+ABORT = Misbehaving("abort", "abort", "compile")
+EXIT3 = Misbehaving("exit3", "exit3", "compile")
+HANG = Misbehaving("hang", "hang", "run")
+
+
+class BatchedMisbehaving(Backend):
+    """Compiles cases as batches; a batch holding `victim` dies by `how`."""
+
+    stages = ("compile", "run")
+
+    def __init__(self, name: str, how: str, victim: str = "tanh"):
+        self.name, self.how, self.victim = name, how, victim
+        self.batch_sizes: list[int] = []
+
+    @batched
+    def compile(self, values, case_runs):
+        if any(r.case.id == self.victim for r in case_runs):
+            die(self.how)
+        # Record what was batched, so a test can see batching happened.
+        return [len(case_runs)] * len(case_runs)
+
+    def run(self, batch_size, inputs, case_run):
+        return case_run.module(*inputs)
+
+
+BATCH_SEGFAULT = BatchedMisbehaving("batch-segfault", "segfault")
+BATCH_RAISE = BatchedMisbehaving("batch-raise", "raise")
+
+
+class Scripted(Backend):
+    """Eager, except for cases named in $FAKE_SCRIPT (JSON {case id: behaviour}).
+
+    Behaviours: "perturb" (outputs off by 1%: NUMERIC_MISMATCH), "raise"
+    (an error at stage lower), "shape" (an extra dimension: SHAPE_MISMATCH).
+    The environment reaches the supervised child, so a test scripts a run.
+    """
+
+    name = "scripted"
+    stages = ("lower", "run")
+
+    def _script(self) -> dict:
+        return json.loads(os.environ.get("FAKE_SCRIPT", "{}"))
+
+    def lower(self, _, case_run):
+        if self._script().get(case_run.case.id) == "raise":
+            raise RuntimeError("error: failed to legalize operation 'torch.aten.fake_op'")
+
+    def run(self, _, inputs, case_run):
+        out = case_run.module(*inputs)
+        behaviour = self._script().get(case_run.case.id)
+        if behaviour == "perturb":
+            return out * 1.01 + 0.01
+        if behaviour == "shape":
+            return out.unsqueeze(0)
+        return out
+
+
+SCRIPTED = Scripted()
+
+
+class NotABackend:
+    name = "nope"

@@ -1,0 +1,88 @@
+"""Comparison with eager: each kind of mismatch, default tolerances, nested outputs."""
+
+import numpy as np
+import torch
+
+from conformance.compare import compare
+from conformance.taxonomy import Code
+
+
+def test_equal_outputs_match():
+    x = torch.randn(3, 4)
+    assert compare(x, x.clone()) is None
+
+
+def test_numeric_mismatch_explains_counts_worst_index_and_tolerances():
+    expected = torch.zeros(3, 4)
+    actual = expected.clone()
+    actual[1, 2] = 0.5
+    actual[2, 3] = 0.25
+    m = compare(expected, actual)
+    assert m.code == Code.NUMERIC_MISMATCH
+    assert "2 of 12 elements differ" in m.explanation
+    assert "max abs error 0.5 at [1, 2]" in m.explanation
+    assert "(expected 0, got 0.5)" in m.explanation
+    assert "rtol=1.3e-06, atol=1e-05" in m.explanation
+    assert "max rel error" in m.explanation
+
+
+def test_default_tolerances_follow_the_dtype():
+    # 5e-4 relative is within float16's default rtol (1e-3) but not float32's (1.3e-6).
+    base = torch.full((4,), 2.0)
+    nudged = base * (1 + 5e-4)
+    assert compare(base.half(), nudged.half()) is None
+    assert compare(base, nudged).code == Code.NUMERIC_MISMATCH
+    # Explicit tolerances replace the defaults.
+    assert compare(base, nudged, rtol=1e-3, atol=0.0) is None
+
+
+def test_integer_outputs_are_compared_exactly():
+    m = compare(torch.tensor([1, 2, 3]), torch.tensor([1, 2, 4]))
+    assert m.code == Code.NUMERIC_MISMATCH and "1 of 3 elements differ (exact)" in m.explanation
+
+
+def test_dtype_shape_and_structure_mismatches_are_told_apart():
+    x = torch.ones(2, 3)
+    assert compare(x, x.double()).code == Code.DTYPE_MISMATCH
+    assert compare(x, torch.ones(3, 2)).code == Code.SHAPE_MISMATCH
+    m = compare((x, x), (x,))
+    assert m.code == Code.STRUCTURE_MISMATCH and "eager returns 2 output(s)" in m.explanation
+    assert compare({"a": x}, {"a": x, "b": x}).code == Code.STRUCTURE_MISMATCH
+
+
+def test_nan_in_the_same_places_passes_and_elsewhere_is_a_nan_mismatch():
+    e = torch.tensor([1.0, float("nan"), 3.0])
+    assert compare(e, e.clone()) is None
+    a = torch.tensor([float("nan"), 2.0, 3.0])
+    m = compare(e, a)
+    assert m.code == Code.NAN_MISMATCH and "at [0]" in m.explanation
+
+
+def test_nested_outputs_name_the_failing_leaf():
+    x = torch.zeros(2)
+    expected = {"logits": (x, x + 1), "aux": [x]}
+    actual = {"logits": (x, x + 2), "aux": [x]}
+    m = compare(expected, actual)
+    assert m.code == Code.NUMERIC_MISMATCH
+    assert m.explanation.startswith("output['logits'][1]:")
+
+
+def test_backend_numpy_outputs_compare_with_eager_tensors():
+    x = torch.randn(2, 3)
+    assert compare((x,), [x.numpy().copy()]) is None
+    assert compare(x, x.numpy().astype(np.float64)).code == Code.DTYPE_MISMATCH
+
+
+def test_scalars_and_none():
+    assert compare(3, 3) is None
+    assert compare(2.0, torch.tensor(2.0)) is None
+    assert compare(None, None) is None
+    assert compare(None, torch.zeros(1)).code == Code.STRUCTURE_MISMATCH
+
+
+def test_statistical_comparison_for_nondeterministic_cases():
+    a = torch.nn.functional.dropout(torch.ones(128, 128), 0.5, training=True)
+    b = torch.nn.functional.dropout(torch.ones(128, 128), 0.5, training=True)
+    assert compare(a, b, statistical=True) is None
+    m = compare(a, torch.ones(128, 128), statistical=True)
+    assert m.code == Code.NUMERIC_MISMATCH and "statistics differ" in m.explanation

@@ -1,0 +1,75 @@
+"""Supervised execution: a case that kills or hangs its process is classified, and the run goes on.
+
+These run real child processes: the fake backends really segfault, abort,
+exit and hang in a named stage.
+"""
+
+import pytest
+
+from conformance.execution.engine import Engine
+from conformance.execution.settings import Settings
+from tests.conftest import FIXTURES, fake
+
+CRASHERS = {
+    # backend: (stage, words the explanation must contain)
+    "segfault": ("lower", "SIGSEGV"),
+    "abort": ("compile", "SIGABRT"),
+    "exit3": ("compile", "exited with status 3"),
+    "hang": ("run", "no sign of progress for 4 s"),
+}
+SPECS = {"segfault": "SEGFAULT", "abort": "ABORT", "exit3": "EXIT3", "hang": "HANG"}
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_crashes_and_hangs_become_results_at_their_stage(run_registry, workers):
+    backends = ",".join(fake(SPECS[b]) for b in CRASHERS)
+    run = run_registry(f"--backend={backends}", "--case-timeout=4", "-k", "tanh or double", *workers)
+    assert run.returncode == 1, run
+    for backend, (stage, words) in CRASHERS.items():
+        victim = run.results[f"tanh[{backend}]"]
+        code = "TIMEOUT" if backend == "hang" else "CRASH"
+        assert (victim["status"], victim["stage"], victim["code"]) == ("fail", stage, code), victim
+        assert words in victim["explanation"], victim
+        # The neighbour in the same job, run after the disaster, still passes.
+        assert run.results[f"double[{backend}]"]["status"] == "pass", run
+    # The summary table: one row per backend, with its failure code.
+    rows = {line.split()[0]: line for line in run.output.splitlines() if line.split()[:1] in (["segfault"], ["hang"])}
+    assert rows["segfault"].split()[1:4] == ["2", "1", "1"] and rows["segfault"].endswith("CRASH 1"), run
+    assert rows["hang"].endswith("TIMEOUT 1"), run
+
+
+def _engine_results(backend: str, cases: list[str], batch: int):
+    settings = Settings(
+        backends=[fake(backend)],
+        case_paths=[str(FIXTURES / "cases")],
+        default_cases=False,
+        batch_size=batch,
+        case_timeout=60,
+    )
+    engine = Engine(settings)
+    name = {"BATCH_SEGFAULT": "batch-segfault", "BATCH_RAISE": "batch-raise"}[backend]
+    try:
+        return {r.case: r for r in engine.run([(c, name) for c in cases])}
+    finally:
+        engine.close()
+
+
+CASES = ["add.broadcast", "double", "tanh", "sum.int"]
+
+
+def test_a_batch_that_crashes_is_bisected_until_the_guilty_case_is_alone():
+    results = _engine_results("BATCH_SEGFAULT", CASES, batch=4)
+    assert results["tanh"].code == "CRASH" and "SIGSEGV" in results["tanh"].explanation
+    assert results["tanh"].stage == "compile"
+    # faulthandler's Python stack lands in the details: it names the guilty line.
+    assert "Segmentation fault" in results["tanh"].details and "in die" in results["tanh"].details
+    assert all(results[c].passed for c in CASES if c != "tanh"), results
+
+
+def test_a_batch_that_raises_is_split_and_the_verdicts_match_one_by_one():
+    batched = _engine_results("BATCH_RAISE", CASES, batch=4)
+    single = _engine_results("BATCH_RAISE", CASES, batch=1)
+    summary = lambda rs: {c: (r.status, r.stage, r.code, r.explanation) for c, r in rs.items()}
+    assert summary(batched) == summary(single)
+    assert batched["tanh"].stage == "compile" and "failed on purpose" in batched["tanh"].explanation
+    assert sum(r.passed for r in batched.values()) == 3
