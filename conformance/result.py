@@ -31,6 +31,7 @@ class Result:
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
     artifacts: str | None = None  # reproducer bundle directory, when written
     verdict: str | None = None  # set when judged against an xfail set
+    extras: dict[str, Any] = field(default_factory=dict)  # backend data, e.g. {"aten_ops": [...]}
 
     @property
     def passed(self) -> bool:

@@ -35,6 +35,18 @@ from conformance.cases.spec import Case
 
 
 @dataclass
+class Reproducer:
+    """How to replay one stage with public tools, outside this framework.
+
+    `files` maps a file name to a function writing it; `commands` run in a
+    directory holding those files (e.g. torch-mlir-opt, iree-compile).
+    """
+
+    files: dict[str, Callable[[Path], None]]
+    commands: list[list[str]]
+
+
+@dataclass
 class CaseRun:
     """One case as the stages of one job see it."""
 
@@ -45,6 +57,11 @@ class CaseRun:
     workdir: Path  # a scratch directory of this case's own
     options: dict[str, Any] = field(default_factory=dict)  # run options, e.g. custom_ops
     notes: dict[str, Any] = field(default_factory=dict)  # what stages leave for later ones and for bundles
+    extras: dict[str, Any] = field(default_factory=dict)  # JSON data for the Result (e.g. ops seen)
+
+    def reproduce(self, stage: str, files: dict[str, Callable[[Path], None]], *commands: list[str]) -> None:
+        """Say how to replay `stage`; call it before the risky part of the stage."""
+        self.notes.setdefault("reproducers", {})[stage] = Reproducer(files, list(commands))
 
 
 class StageFailure(Exception):

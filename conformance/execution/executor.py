@@ -96,7 +96,7 @@ class Executor:
                 continue
             workdir = self.scratch / safe_name(case_id) / safe_name(backend.name)
             workdir.mkdir(parents=True, exist_ok=True)
-            run = dataclasses.replace(prepared, workdir=workdir, notes={})
+            run = dataclasses.replace(prepared, workdir=workdir, notes={}, extras={})
             items.append(Item(case_id, run, timings=self._eager_timings(case_id)))
 
         for index, stage in enumerate(backend.stages):
@@ -163,29 +163,30 @@ class Executor:
     def _single_stage(self, backend: Backend, stage: str, it: Item, chain: tuple | None) -> None:
         key = (it.case_id, chain) if chain else None
         if key in self.shared:
-            cached = self.shared[key]
+            outcome, extras = self.shared[key]
             it.timings[stage] = 0.0
-            if isinstance(cached, Classification):
-                self._fail(backend, it, stage, cached)
+            it.run.extras.update(extras)  # what the stage said about the case holds for every sharer
+            if isinstance(outcome, Classification):
+                self._fail(backend, it, stage, outcome)
             else:
-                it.value = cached
+                it.value = outcome
             return
         self._announce(stage, backend.name, [it.case_id])
         mark = self.capture.mark()
+        before = dict(it.run.extras)
         start = time.perf_counter()
         try:
-            value = backend.stage_method(stage)(it.value, it.run)
+            outcome = backend.stage_method(stage)(it.value, it.run)
         except Exception as e:
-            it.timings[stage] = time.perf_counter() - start
-            failure = classify_error(stage, e, self.capture.since(mark))
-            if key:
-                self.shared[key] = failure
-            self._fail(backend, it, stage, failure)
-            return
+            outcome = classify_error(stage, e, self.capture.since(mark))
         it.timings[stage] = time.perf_counter() - start
-        it.value = value
         if key:
-            self.shared[key] = value
+            added = {k: v for k, v in it.run.extras.items() if before.get(k) is not v}
+            self.shared[key] = (outcome, added)
+        if isinstance(outcome, Classification):
+            self._fail(backend, it, stage, outcome)
+        else:
+            it.value = outcome
 
     def _batched_stage(self, backend: Backend, stage: str, chunk: list[Item]) -> None:
         self._announce(stage, backend.name, [it.case_id for it in chunk])
@@ -237,7 +238,7 @@ class Executor:
                 return
         it.timings[Stage.COMPARE] = time.perf_counter() - start
         it.done = True
-        self._emit(results.passed(it.case_id, backend.name, it.timings))
+        self._emit(results.passed(it.case_id, backend.name, it.timings), it.run.extras)
 
     # -- reporting ------------------------------------------------------------
 
@@ -246,9 +247,9 @@ class Executor:
 
     def _fail(self, backend: Backend, it: Item, stage: str, failure: Classification) -> None:
         it.done = True
-        self._emit_failure(it.case_id, backend.name, stage, failure, it.timings)
+        self._emit_failure(it.case_id, backend.name, stage, failure, it.timings, it.run.extras)
 
-    def _emit_failure(self, case_id, backend_name, stage, failure: Classification, timings) -> None:
+    def _emit_failure(self, case_id, backend_name, stage, failure: Classification, timings, extras=None) -> None:
         self._emit(
             results.failed(
                 case_id,
@@ -259,10 +260,12 @@ class Executor:
                 explanation=failure.explanation,
                 details=failure.details,
                 timings=timings,
-            )
+            ),
+            extras,
         )
 
-    def _emit(self, result: results.Result) -> None:
+    def _emit(self, result: results.Result, extras: dict | None = None) -> None:
+        result.extras = dict(extras or {})
         self.report({"t": "result", "result": result.to_dict()})
 
 

@@ -1,0 +1,1 @@
+"""The `conformance` command: one module per subcommand (see main.COMMANDS)."""

@@ -1,0 +1,47 @@
+"""`conformance list`: the registered cases, their tags, and counts per family."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from conformance.cli.common import add_case_arguments, select_cases, settings_from_args
+
+NAME = "list"
+HELP = "list the registered cases with their tags, and counts per family"
+
+
+def add_arguments(parser) -> None:
+    add_case_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="one JSON list: id, kind, family, tags, ops, inputs")
+
+
+def run(args) -> int:
+    from tabulate import tabulate
+
+    _, cases = select_cases(args, settings_from_args(args))
+    if args.json:
+        print(json.dumps([describe(c) for c in cases], indent=1, sort_keys=True))
+        return 0
+    rows = [[c.id, c.kind, c.family, c.describe_inputs(), " ".join(sorted(c.all_tags - {c.kind, c.family}))] for c in cases]
+    print(tabulate(rows, headers=["id", "kind", "family", "inputs", "tags"]))
+    families = Counter((c.kind, c.family) for c in cases)
+    print()
+    print(tabulate([[k, f, n] for (k, f), n in sorted(families.items())], headers=["kind", "family", "cases"]))
+    kinds = Counter(c.kind for c in cases)
+    print(f"\n{len(cases)} cases: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())))
+    return 0
+
+
+def describe(case) -> dict:
+    return {
+        "id": case.id,
+        "kind": case.kind,
+        "family": case.family,
+        "suite": case.suite,
+        "tags": sorted(case.all_tags),
+        "ops": list(case.ops),
+        "inputs": case.describe_inputs(),
+        "dynamic": case.is_dynamic,
+        "defined_at": case.defined_at,
+    }

@@ -1,0 +1,141 @@
+"""IREE on the CPU: compile lowered modules with iree-compile, run them with the runtime.
+
+Compilation is `@batched`: the cases of a batch become the functions of one
+module (`@main` of case i is renamed `@c<i>`), compiled by one iree-compile
+call, 4x cheaper per case than one call each. IREE's MLIR is another build
+than torch-mlir's, so IR crosses over as text (TOSA in generic form, which
+IREE 3.13 parses where it rejects torch-mlir's pretty form).
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from conformance.backends.protocol import CaseRun, StageFailure, batched
+from conformance.taxonomy import Code
+from conformance.toolchain.arrays import to_numpy, to_tensor
+from conformance.toolchain.mlir import write_ir
+from conformance.toolchain.torch_mlir import TorchMlirBackend
+
+DRIVER = "local-task"
+TARGET_FLAGS = [
+    "--iree-hal-target-device=local",
+    "--iree-hal-local-target-device-backends=llvm-cpu",
+    "--iree-llvmcpu-target-cpu=host",
+    # IREE demotes f64 to f32 by default; PyTorch semantics keep f64.
+    "--iree-input-demote-f64-to-f32=false",
+    "--iree-vm-target-extension-f64",
+]
+
+
+@functools.cache
+def iree_compile() -> str:
+    """The native iree-compile (the console script in bin/ is a slower Python wrapper)."""
+    from iree.compiler.tools import binaries
+
+    return binaries.find_tool("iree-compile")
+
+
+class CompileError(Exception):
+    def __init__(self, stderr: str):
+        super().__init__(stderr)
+
+
+@dataclass
+class Compiled:
+    """A compiled module holding one function per case of its batch; loaded on first use."""
+
+    vmfb: Path
+    _functions: object = field(default=None, repr=False)
+
+    def function(self, name: str):
+        if self._functions is None:
+            import iree.runtime as rt
+
+            config = runtime_config()
+            module = rt.VmModule.mmap(config.vm_instance, str(self.vmfb))
+            self._functions = rt.SystemContext(vm_modules=[module], config=config).modules.module
+        return self._functions[name]
+
+
+@dataclass
+class Entry:
+    compiled: Compiled
+    function: str
+
+
+@functools.cache
+def runtime_config():
+    import iree.runtime as rt
+
+    return rt.Config(DRIVER)
+
+
+class IreeBackend(TorchMlirBackend):
+    """torch-mlir lowering `pipeline`, compiled for the host CPU and run by IREE's runtime."""
+
+    stages = ("export", "import", "contract", "lower", "compile", "run")
+    iree_input_type: str = "none"
+    generic_form: bool = False  # print the IR in MLIR's generic op form for IREE
+
+    def flags(self) -> dict:
+        return {"iree_input_type": self.iree_input_type, "target": TARGET_FLAGS, "generic": self.generic_form}
+
+    def compile_command(self, source: str, output: str, tool: str | None = None) -> list[str]:
+        """`tool` defaults to the native binary; reproducers name the public `iree-compile`."""
+        return [tool or iree_compile(), source, f"--iree-input-type={self.iree_input_type}", *TARGET_FLAGS, "-o", output]
+
+    @batched
+    def compile(self, lowered: list, case_runs: list[CaseRun]) -> list[Entry]:
+        workdir = case_runs[0].workdir
+        if len(lowered) == 1:
+            source = write_ir(lowered[0], workdir / "compile-input.mlir", self.generic_form)
+            names = ["main"]
+        else:
+            source, names = self._merge(lowered, workdir / "batch-input.mlir")
+        output = source.with_suffix(".vmfb")
+        if len(lowered) == 1:  # a batch that fails is split down to single cases: those reproduce
+            case_runs[0].reproduce(
+                "compile",
+                {"input.mlir": lambda path: path.write_bytes(source.read_bytes())},
+                self.compile_command("input.mlir", "module.vmfb", tool="iree-compile"),
+            )
+        proc = subprocess.run(self.compile_command(str(source), str(output)), capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CompileError(proc.stderr or f"iree-compile exited with status {proc.returncode}")
+        compiled = Compiled(output)
+        return [Entry(compiled, name) for name in names]
+
+    def _merge(self, lowered: list, path: Path) -> tuple[Path, list[str]]:
+        """One module with case i's @main renamed @c<i>, parsed into a fresh context."""
+        from torch_mlir import ir
+
+        names = [f"c{i}" for i in range(len(lowered))]
+        with ir.Context(), ir.Location.unknown():
+            merged = ir.Module.create()
+            for name, op in zip(names, lowered):
+                module = ir.Module.parse(op.get_asm(print_generic_op_form=self.generic_form, large_elements_limit=None))
+                functions = list(module.body.operations)
+                if len(functions) != 1:
+                    raise StageFailure(Code.COMPILER_ERROR, f"cannot batch a module with {len(functions)} top-level ops")
+                functions[0].attributes["sym_name"] = ir.StringAttr.get(name)
+                merged.body.append(functions[0])
+            write_ir(merged.operation, path, self.generic_form)
+        return path, names
+
+    def run(self, entry: Entry, inputs: list[torch.Tensor], case_run: CaseRun):
+        function = entry.compiled.function(entry.function)
+        outputs = function(*[to_numpy(t) for t in inputs])
+        if isinstance(outputs, (tuple, list)):
+            return tuple(from_iree(o) for o in outputs)
+        return from_iree(outputs)
+
+
+def from_iree(value) -> torch.Tensor:
+    return to_tensor(value.to_host() if hasattr(value, "to_host") else np.asarray(value))

@@ -1,0 +1,215 @@
+"""The torch-mlir frontend shared by the backends built on it.
+
+    export    torch.export (with torch.export.Dim for dynamic dimensions)
+    import    PyTorch decompositions + torch_mlir's FX importer -> torch dialect
+    contract  the torch backend contract pipeline, then the type check:
+              every result type the IR declares must agree with eager
+    lower     torch -> the backend's dialect (`pipeline`)
+
+The first three are `@shared`: a matrix run does them once per case for
+all torch-mlir backends. Stages never mutate their input: `lower` works on
+a clone of the contract module.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+
+import torch
+
+from conformance.backends.protocol import Backend, CaseRun, StageFailure, shared
+from conformance.compare import describe
+from conformance.taxonomy import Code
+from conformance.toolchain.mlir import opt_command, run_pipeline, write_ir
+
+CONTRACT_PIPELINE = (
+    "builtin.module(func.func(torch-match-quantized-custom-ops),"
+    " torchdynamo-export-to-torch-backend-pipeline{{{options}}})"
+)
+
+
+def dynamic_shapes(case_run: CaseRun):
+    """torch.export's dynamic_shapes for the case, or None when it is static."""
+    case = case_run.case
+    if not case.is_dynamic:
+        return None
+    dims: dict[str, torch.export.Dim] = {}
+    per_input = tuple(
+        {i: dims.setdefault(d.name, torch.export.Dim(d.name)) for i, d in spec.dynamic_dims.items()} or None
+        for spec in case.inputs
+    )
+    parameters = inspect.signature(case_run.module.forward).parameters.values()
+    if [p.kind for p in parameters] == [inspect.Parameter.VAR_POSITIONAL]:
+        return (per_input,)  # forward(*args): one entry, holding the varargs
+    return per_input
+
+
+class TorchMlirBackend(Backend):
+    """A backend fed by torch-mlir: subclasses set `pipeline` and the later stages."""
+
+    stages = ("export", "import", "contract", "lower", "run")
+    pipeline: str | None = None  # e.g. "torch-backend-to-tosa-backend-pipeline"
+
+    # -- shared frontend ------------------------------------------------------
+
+    @shared("torch.export")
+    def export(self, _, case_run: CaseRun):
+        with torch.no_grad():
+            program = torch.export.export(
+                case_run.module, tuple(case_run.inputs[0]), dynamic_shapes=dynamic_shapes(case_run), strict=False
+            )
+        case_run.extras["aten_ops"] = exported_ops(program)
+        return program
+
+    @shared("import:torch-mlir-decompositions")
+    def import_(self, program, case_run: CaseRun):
+        return import_program(program.run_decompositions(self.decomposition_table(case_run)))
+
+    def decomposition_table(self, case_run: CaseRun) -> dict:
+        """The PyTorch decompositions applied before import (torch-mlir's default set)."""
+        from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+        return get_decomposition_table()
+
+    @shared("contract")
+    def contract(self, module, case_run: CaseRun):
+        pipeline = CONTRACT_PIPELINE.format(options=self.contract_options(case_run))
+        contract = module.operation.clone()
+        case_run.reproduce(
+            "contract",
+            {"input.mlir": lambda path: write_ir(module.operation, path)},
+            opt_command(pipeline, "input.mlir"),
+        )
+        run_pipeline(contract, pipeline)
+        check_result_types(contract, case_run)
+        return contract
+
+    def contract_options(self, case_run: CaseRun) -> str:
+        return " extra-library="
+
+    # -- the backend's own ----------------------------------------------------
+
+    def lower(self, contract, case_run: CaseRun):
+        if self.pipeline is None:
+            return contract
+        pipeline = f"builtin.module({self.pipeline})"
+        case_run.reproduce(
+            "lower", {"input.mlir": lambda path: write_ir(contract, path)}, opt_command(pipeline, "input.mlir")
+        )
+        lowered = contract.clone()
+        run_pipeline(lowered, pipeline)
+        return lowered
+
+
+class _BuffersInStateDict:
+    """An ExportedProgram whose state_dict also holds its non-persistent buffers.
+
+    torch.export keeps non-persistent buffers (transformers' `position_ids`)
+    in `constants`, but torch-mlir's FX importer looks buffers up only in
+    `state_dict` and fails with "Could not find state mapping for buffer".
+    This view answers both places; the program itself is left untouched
+    (it is shared with other backends).
+    """
+
+    def __init__(self, program, buffers: dict):
+        self._program = program
+        self.state_dict = {**program.state_dict, **buffers}
+
+    def __getattr__(self, name):
+        return getattr(self._program, name)
+
+
+def exported_ops(program) -> list[str]:
+    """The ATen ops of an exported graph, e.g. ["aten.add.Tensor", "aten.tanh.default"]."""
+    ops = set()
+    for node in program.graph.nodes:
+        if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
+            ops.add(f"{node.target.namespace}.{node.target._opname}.{node.target._overloadname}")
+    return sorted(ops)
+
+
+def import_program(program):
+    """An ExportedProgram (already decomposed) -> a torch-dialect module in its own context."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_dialect
+    from torch_mlir.extras.fx_importer import FxImporter
+
+    hidden = {
+        name: program.constants[name]
+        for name in program.graph_signature.inputs_to_buffers.values()
+        if name not in program.state_dict and name in getattr(program, "constants", {})
+    }
+    if hidden:
+        # Said on stderr so it is in the stage's captured output: handled, not hidden.
+        print(f"conformance: passing non-persistent buffers {sorted(hidden)} to torch-mlir's importer", file=sys.stderr)
+        program = _BuffersInStateDict(program, hidden)
+    context = ir.Context()
+    torch_dialect.register_dialect(context)
+    importer = FxImporter(context=context)
+    importer.import_frozen_program(program, func_name="main")
+    return importer.module
+
+
+# -- the type check: the shape library's promise ---------------------------------
+
+_VTENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(\w+)>")
+MLIR_DTYPES = {
+    "f64": torch.float64,
+    "f32": torch.float32,
+    "f16": torch.float16,
+    "bf16": torch.bfloat16,
+    "si64": torch.int64,
+    "si32": torch.int32,
+    "si16": torch.int16,
+    "si8": torch.int8,
+    "ui8": torch.uint8,
+    "i1": torch.bool,
+}
+DTYPE_NAMES = {v: k for k, v in MLIR_DTYPES.items()}
+
+
+def declared_results(contract) -> list[tuple[str, list[int | None] | None, torch.dtype | None, str | None]]:
+    """(type text, dims with None for '?', dtype, producing op) of each result of @main."""
+    main = next(op for op in contract.regions[0].blocks[0].operations if op.operation.name == "func.func")
+    returned = main.regions[0].blocks[-1].operations[-1]  # func.return
+    out = []
+    for value in returned.operands:
+        text = str(value.type)
+        match = _VTENSOR.fullmatch(text)
+        owner = value.owner  # an op, or a block for a function argument returned as is
+        producer = owner.operation.name if hasattr(owner, "operation") else None
+        if match is None:
+            out.append((text, None, None, producer))
+            continue
+        dims = [None if d == "?" else int(d) for d in match.group(1).split(",") if d] if match.group(1) else []
+        out.append((text, dims, MLIR_DTYPES.get(match.group(2)), producer))
+    return out
+
+
+def check_result_types(contract, case_run: CaseRun) -> None:
+    """Raise TYPE_REFINEMENT when a declared result shape or dtype disagrees with eager."""
+    from torch.utils._pytree import tree_flatten
+
+    leaves = [t for t in tree_flatten(case_run.expected[0])[0] if isinstance(t, torch.Tensor)]
+    declared = declared_results(contract)
+    if len(declared) != len(leaves):
+        return  # a structure difference: the comparison reports it with the outputs in hand
+    for index, ((text, dims, dtype, producer), eager) in enumerate(zip(declared, leaves)):
+        if dims is None:
+            continue  # not a value tensor with known type: nothing promised
+        shape_ok = len(dims) == eager.dim() and all(d is None or d == s for d, s in zip(dims, eager.shape))
+        dtype_ok = dtype is None or dtype == eager.dtype
+        if shape_ok and dtype_ok:
+            continue
+        ir_says = f"{text[text.index(',') + 1:-1]}[{','.join('?' if d is None else str(d) for d in dims)}]"
+        eager_gives = f"{DTYPE_NAMES.get(eager.dtype, eager.dtype)}[{','.join(map(str, eager.shape))}]"
+        op = producer.removeprefix("torch.") if producer and producer.startswith("torch.") else None
+        raise StageFailure(
+            Code.TYPE_REFINEMENT,
+            f"output {index}: IR says {ir_says}, eager gives {eager_gives}"
+            f"{f' (result of {op})' if op else ''}: a shape or dtype function disagrees with PyTorch",
+            op=op,
+            details=f"declared result types: {[d[0] for d in declared]}; eager: {[describe(t) for t in leaves]}",
+        )

@@ -1,0 +1,110 @@
+"""The Arm TOSA reference model as a backend: serialize with tosa-opt, run tosa_reference_model.
+
+tosa-tools installs top-level Python packages (`conformance`, `checker`,
+...) that would shadow ours, so the project installs it into a prefix of
+its own (.venv/tosa-tools, see the Makefile) and only calls its binaries.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from conformance import content
+from conformance.backends.protocol import CaseRun, StageFailure
+from conformance.taxonomy import Code
+from conformance.toolchain.arrays import to_numpy, to_tensor
+from conformance.toolchain.mlir import write_ir
+from conformance.toolchain.torch_mlir import TorchMlirBackend
+
+INSTALL_HINT = (
+    "install tosa-tools into its own prefix with `make install` (it runs "
+    "`pip install --no-deps --target .venv/tosa-tools tosa-tools==2026.8.0`), "
+    "or point $CONFORMANCE_TOSA_TOOLS at such a prefix"
+)
+
+
+def find_tool(name: str) -> str:
+    """A tosa-tools binary: $CONFORMANCE_TOSA_TOOLS, the project's .venv, this venv, or PATH."""
+    prefixes = [os.environ.get("CONFORMANCE_TOSA_TOOLS"), content.PROJECT_ROOT / ".venv" / "tosa-tools", Path(sys.prefix) / "tosa-tools"]
+    for prefix in prefixes:
+        if prefix and (Path(prefix) / "bin" / name).is_file():
+            return str(Path(prefix) / "bin" / name)
+    found = shutil.which(name)
+    if found:
+        return found
+    raise StageFailure(Code.TOOL_MISSING, f"{name} was not found: {INSTALL_HINT}")
+
+
+@dataclass
+class Serialized:
+    flatbuffer: Path
+    outputs: int
+
+
+def result_count(lowered) -> int:
+    main = next(op for op in lowered.regions[0].blocks[0].operations if op.operation.name == "func.func")
+    return len(main.regions[0].blocks[-1].operations[-1].operands)
+
+
+class TosaReferenceBackend(TorchMlirBackend):
+    """torch-mlir TOSA -> tosa-opt --tosa-serialize -> tosa_reference_model."""
+
+    stages = ("export", "import", "contract", "lower", "compile", "run")
+    pipeline = "torch-backend-to-tosa-backend-pipeline"
+
+    def compile(self, lowered, case_run: CaseRun) -> Serialized:
+        workdir = case_run.workdir
+        # Generic form: tosa-tools' MLIR is a third build, and generic form parses everywhere.
+        source = write_ir(lowered, workdir / "model.mlir", generic=True)
+        flatbuffer = workdir / "model.tosa"
+        # Validate first: serializing invalid TOSA (f64, say) aborts on an assertion.
+        args = ["--tosa-validate", "--tosa-serialize", "--tosa-flatbuffer-filename={out}", "-o", os.devnull]
+        command = [find_tool("tosa-opt"), str(source), *(a.format(out=flatbuffer) for a in args)]
+        case_run.reproduce(
+            "compile",
+            {"model.mlir": lambda path: path.write_bytes(source.read_bytes())},
+            ["tosa-opt", "model.mlir", *(a.format(out="model.tosa") for a in args)],
+        )
+        proc = subprocess.run(command, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(proc.stderr or f"tosa-opt exited with status {proc.returncode}")
+        return Serialized(flatbuffer, result_count(lowered))
+
+    def run(self, model: Serialized, inputs: list[torch.Tensor], case_run: CaseRun):
+        workdir = case_run.workdir / f"run-{len(list(case_run.workdir.glob('run-*')))}"
+        workdir.mkdir()
+        ifm = []
+        for i, t in enumerate(inputs):
+            np.save(workdir / f"input{i}.npy", to_numpy(t))
+            ifm.append(f"input{i}.npy")
+        ofm = [f"output{i}.npy" for i in range(model.outputs)]
+        args = ["--tosa_file", "{model}", "--output_dir", "."]
+        if ifm:
+            args += ["--ifm_name", ",".join(f"TosaInput_{i}" for i in range(len(ifm))), "--ifm_file", ",".join(ifm)]
+        args += ["--ofm_name", ",".join(f"TosaOutput_{i}" for i in range(len(ofm))), "--ofm_file", ",".join(ofm)]
+        case_run.reproduce(
+            "run",
+            {"model.tosa": lambda path: path.write_bytes(model.flatbuffer.read_bytes()), **_copies(workdir, ifm)},
+            ["tosa_reference_model", *(a.format(model="model.tosa") for a in args)],
+        )
+        command = [find_tool("tosa_reference_model"), *(a.format(model=model.flatbuffer) for a in args)]
+        env = {**os.environ, "TOSA_MODEL_NO_BACKTRACE": "1"}  # else it attaches gdb on a fatal error
+        proc = subprocess.run(command, cwd=workdir, capture_output=True, text=True, env=env)
+        if proc.returncode != 0 or not all((workdir / f).exists() for f in ofm):
+            raise RuntimeError(
+                f"tosa_reference_model exited with status {proc.returncode}\n{proc.stdout}\n{proc.stderr}".strip()
+            )
+        outputs = [to_tensor(np.load(workdir / f)) for f in ofm]
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def _copies(directory: Path, names: list[str]) -> dict:
+    return {name: (lambda path, source=directory / name: path.write_bytes(source.read_bytes())) for name in names}
