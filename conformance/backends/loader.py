@@ -22,6 +22,8 @@ from conformance.backends.protocol import Backend
 
 ENTRY_POINT_GROUP = "conformance.backends"
 
+broken_files: dict[str, str] = {}  # backend files that failed to import, with the error
+
 
 class BackendError(Exception):
     """A backend spec cannot be resolved; the message lists what is known."""
@@ -43,12 +45,20 @@ def _instantiate(obj: object, origin: str) -> Backend:
 
 @functools.cache
 def shipped(directory: Path = content.DEFAULT_BACKENDS_DIR) -> dict[str, Backend]:
-    """The backends in the project's backends/ directory, by name."""
+    """The backends in the project's backends/ directory, by name.
+
+    A file that fails to import is remembered in `broken_files` and named
+    when a backend cannot be found; it does not stop the others from loading.
+    """
     found: dict[str, Backend] = {}
     if not directory.is_dir():
         return found
     for path in content.module_files(directory):
-        module = content.import_file(directory, path)
+        try:
+            module = content.import_file(directory, path)
+        except Exception as e:
+            broken_files[str(path)] = f"{type(e).__name__}: {e}"
+            continue
         objs = getattr(module, "BACKENDS", None) or [getattr(module, "BACKEND", None)]
         for obj in objs:
             if obj is None:
@@ -96,9 +106,10 @@ def resolve(spec: str) -> Backend:
     eps = _entry_points()
     if spec in eps:
         return _instantiate(eps[spec].load(), f"entry point {spec!r}")
+    broken = "".join(f"; {path} failed to load ({error})" for path, error in broken_files.items())
     raise BackendError(
         f"unknown backend {spec!r}; known backends: {', '.join(known_names()) or '(none)'}; "
-        "or give module:NAME to load one from any importable module"
+        f"or give module:NAME to load one from any importable module{broken}"
     )
 
 

@@ -38,30 +38,43 @@ def first_error_line(text: str) -> str:
 
 
 def error_text(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"
+    """`module.Type: message`; the module tells torch's own errors from ours."""
+    kind = type(error)
+    name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    return f"{name}: {error}"
 
 
 def classify_error(stage: str, error: BaseException, output: str = "") -> Classification:
-    """Classify an exception raised by `stage`, with what the stage printed."""
-    tb = "".join(traceback.format_exception(error))
-    details = "\n".join(part for part in (output.strip(), tb.strip()) if part)
+    """Classify an exception raised by `stage`, with what the stage printed.
+
+    The Result's details start with the exact text the parsers read (the
+    exception, then the stage's output), then the traceback; so a stored
+    Result can be re-classified later with classify_text(stage, details).
+    """
+    text = f"{error_text(error)}\n{output.strip()}".strip()
+    details = f"{text}\n\n{''.join(traceback.format_exception(error)).strip()}"
     if isinstance(error, StageFailure):
         return Classification(error.code, error.explanation, error.op, "\n".join(p for p in (error.details, details) if p))
-    text = f"{error_text(error)}\n{output}"
     if stage in (Stage.CASE, Stage.EAGER):
         what = "building the module" if stage == Stage.CASE else "running it in eager PyTorch"
         return Classification(
             Code.CASE_ERROR,
-            f"the case itself fails when {what} ({first_error_line(error_text(error))}): a bug in the case, not in a backend",
+            f"the case itself fails when {what} ({type(error).__name__}: {first_error_line(str(error)) or 'no message'}): "
+            "a bug in the case, not in a backend",
             details=details,
         )
+    return classify_text(stage, text, details)
+
+
+def classify_text(stage: str, text: str, details: str | None = None) -> Classification:
+    """Classify a failure of `stage` from its text alone (the parsers' view)."""
     for parser in PARSERS:
         found = parser(stage, text)
         if found is not None:
             code, op, explanation = found
-            return Classification(code, explanation, op, details)
-    line = first_error_line(text) or type(error).__name__
-    return Classification(Code.UNKNOWN, f"{stage} failed: {line}", details=details)
+            return Classification(code, explanation, op, details if details is not None else text)
+    line = first_error_line(text) or text.split("\n", 1)[0]
+    return Classification(Code.UNKNOWN, f"{stage} failed: {line}", details=details if details is not None else text)
 
 
 def classify_crash(stage: str, how: str, output: str) -> Classification:

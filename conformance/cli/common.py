@@ -8,10 +8,6 @@ import sys
 from conformance.execution.settings import Settings
 
 
-class UsageError(Exception):
-    """Bad command-line input; main prints it and exits 2."""
-
-
 def add_case_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("cases")
     group.add_argument("--cases", action="append", default=[], metavar="DIR|MODULE", help="add cases from a directory or module")

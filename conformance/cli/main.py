@@ -9,7 +9,7 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ["list_cases"]
+COMMANDS = ["list_cases", "nightly", "merge", "triage", "xfail"]
 
 
 def build_parser() -> argparse.ArgumentParser:

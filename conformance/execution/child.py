@@ -17,7 +17,24 @@ import sys
 import traceback
 
 
+def die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when the thread that started it dies.
+
+    The child runs in a session of its own (so a kill reaches the compilers
+    it spawns), which also shields it from the terminal's Ctrl-C; without
+    this a SIGKILLed run would leave its children working on.
+    """
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
 def main(argv: list[str]) -> int:
+    die_with_parent()
     # A native crash then leaves the Python stack in the log, and so in the Result.
     faulthandler.enable()
     requests = os.fdopen(int(argv[0]), "r")

@@ -42,6 +42,7 @@ class Engine:
         self.settings = settings
         self.child: ChildProcess | None = None
         self.peak_rss_mb = 0.0
+        self.cancelled = False
 
     def run(self, pairs: list[Pair], max_batch: int | None = None) -> Iterator[Result]:
         """Results for `pairs`, in the order they finish, as one job.
@@ -49,8 +50,15 @@ class Engine:
         Callers cut large runs into jobs first (planning.plan_jobs).
         """
         queue = deque([Job(list(pairs), max_batch or self.settings.batch_size)])
-        while queue:
+        while queue and not self.cancelled:
             yield from self._run_job(queue.popleft(), queue)
+
+    def cancel(self) -> None:
+        """Stop at once (from another thread): the child is killed, run() returns."""
+        self.cancelled = True
+        child = self.child
+        if child is not None:
+            child.kill()
 
     def close(self) -> None:
         if self.child:
@@ -91,6 +99,8 @@ class Engine:
                             explanation="the runner finished its job without a result for this case (a bug in conformance)",
                         )
                     return
+        if self.cancelled:
+            return
         # The child died or hung.
         output = child.log_since(announced["mark"]) if announced else child.log_since(0)
         if isinstance(reply, Silent):

@@ -10,7 +10,6 @@ IREE 3.13 parses where it rejects torch-mlir's pretty form).
 from __future__ import annotations
 
 import functools
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from conformance.backends.protocol import CaseRun, StageFailure, batched
 from conformance.taxonomy import Code
 from conformance.toolchain.arrays import to_numpy, to_tensor
 from conformance.toolchain.mlir import write_ir
+from conformance.toolchain.tools import run_tool
 from conformance.toolchain.torch_mlir import TorchMlirBackend
 
 DRIVER = "local-task"
@@ -40,11 +40,6 @@ def iree_compile() -> str:
     from iree.compiler.tools import binaries
 
     return binaries.find_tool("iree-compile")
-
-
-class CompileError(Exception):
-    def __init__(self, stderr: str):
-        super().__init__(stderr)
 
 
 @dataclass
@@ -106,9 +101,7 @@ class IreeBackend(TorchMlirBackend):
                 {"input.mlir": lambda path: path.write_bytes(source.read_bytes())},
                 self.compile_command("input.mlir", "module.vmfb", tool="iree-compile"),
             )
-        proc = subprocess.run(self.compile_command(str(source), str(output)), capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise CompileError(proc.stderr or f"iree-compile exited with status {proc.returncode}")
+        run_tool("iree-compile", self.compile_command(str(source), str(output)))
         compiled = Compiled(output)
         return [Entry(compiled, name) for name in names]
 

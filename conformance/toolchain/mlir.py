@@ -16,7 +16,8 @@ class PipelineError(Exception):
     """A pass pipeline failed; `diagnostics` holds everything MLIR said."""
 
     def __init__(self, pipeline: str, diagnostics: str):
-        super().__init__(diagnostics)
+        # The pipeline is named first: parsers read the target dialect from it.
+        super().__init__(f"torch-mlir pipeline {pipeline} failed:\n{diagnostics}")
         self.pipeline = pipeline
         self.diagnostics = diagnostics
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from conformance.backends.protocol import CaseRun, StageFailure
 from conformance.taxonomy import Code
 from conformance.toolchain.arrays import to_numpy, to_tensor
 from conformance.toolchain.mlir import write_ir
+from conformance.toolchain.tools import ToolError, run_tool
 from conformance.toolchain.torch_mlir import TorchMlirBackend
 
 INSTALL_HINT = (
@@ -73,9 +73,7 @@ class TosaReferenceBackend(TorchMlirBackend):
             {"model.mlir": lambda path: path.write_bytes(source.read_bytes())},
             ["tosa-opt", "model.mlir", *(a.format(out="model.tosa") for a in args)],
         )
-        proc = subprocess.run(command, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(proc.stderr or f"tosa-opt exited with status {proc.returncode}")
+        run_tool("tosa-opt", command)
         return Serialized(flatbuffer, result_count(lowered))
 
     def run(self, model: Serialized, inputs: list[torch.Tensor], case_run: CaseRun):
@@ -97,11 +95,10 @@ class TosaReferenceBackend(TorchMlirBackend):
         )
         command = [find_tool("tosa_reference_model"), *(a.format(model=model.flatbuffer) for a in args)]
         env = {**os.environ, "TOSA_MODEL_NO_BACKTRACE": "1"}  # else it attaches gdb on a fatal error
-        proc = subprocess.run(command, cwd=workdir, capture_output=True, text=True, env=env)
-        if proc.returncode != 0 or not all((workdir / f).exists() for f in ofm):
-            raise RuntimeError(
-                f"tosa_reference_model exited with status {proc.returncode}\n{proc.stdout}\n{proc.stderr}".strip()
-            )
+        proc = run_tool("tosa_reference_model", command, cwd=workdir, env=env)
+        missing = [f for f in ofm if not (workdir / f).exists()]
+        if missing:
+            raise ToolError("tosa_reference_model", 0, f"wrote no {', '.join(missing)}\n{proc.stdout}\n{proc.stderr}")
         outputs = [to_tensor(np.load(workdir / f)) for f in ofm]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 

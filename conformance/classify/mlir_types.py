@@ -1,0 +1,51 @@
+"""Types a target rejects (f64 in TOSA, i64 where a profile wants i32) and dynamic-shape refusals.
+
+These come from whichever tool validates the IR: iree-compile for the tosa
+backend, tosa-opt --tosa-validate for tosa-ref, torch-mlir's own lowering.
+"""
+
+from __future__ import annotations
+
+import re
+
+from conformance.classify.text import clean, short
+from conformance.taxonomy import Code
+
+NOT_ALIGNED = re.compile(r"'([\w.]+)' op is not profile-aligned: element type '(\w+)' is not legal")
+NO_PROFILE = re.compile(r"'([\w.]+)' op illegal: operation operand/result data types did not align with any profile or extension, got \(([^)]*)\)(?:, did you mean \(([^)]*)\))?")
+DYNAMIC_LEVEL = re.compile(r"'([\w.]+)' op failed level check: (operand|result) shape dimension cannot be dynamic")
+DYNAMIC_LEGALIZE = re.compile(r"failed to legalize operation '((?:stablehlo|chlo|mhlo|tosa)\.dynamic_[\w.]+|shape\.[\w.]+)'")
+TOOLS = ("iree-compile", "tosa-opt", "tosa_reference_model")
+
+
+def _reporter(text: str) -> str:
+    for tool in TOOLS:
+        if text.startswith(f"ToolError: {tool}") or f"{tool} exited" in text or f"{tool} killed" in text:
+            return tool
+    return "the compiler"
+
+
+def parse(stage: str, text: str):
+    reporter = _reporter(text)
+    match = NOT_ALIGNED.search(text)
+    if match:
+        op, dtype = match.groups()
+        count = len(NOT_ALIGNED.findall(text))
+        more = f" (and {count - 1} more ops)" if count > 1 else ""
+        return Code.ILLEGAL_TYPE, op, f"{reporter} rejects element type {dtype} in {op}{more}: TOSA's profiles have no {dtype}"
+    match = NO_PROFILE.search(text)
+    if match:
+        op, got, suggestion = match.groups()
+        hint = f", did you mean ({suggestion})?" if suggestion else ""
+        return Code.ILLEGAL_TYPE, op, f"{reporter} rejects {op} on types ({got}): no TOSA profile or extension has them{hint}"
+    match = DYNAMIC_LEVEL.search(text)
+    if match:
+        return Code.DYNAMIC_SHAPE_UNSUPPORTED, match.group(1), f"{reporter}: {short(clean(match.group(0)), 200)} (TOSA 1.0 levels require static shapes)"
+    match = DYNAMIC_LEGALIZE.search(text)
+    if match:
+        return (
+            Code.DYNAMIC_SHAPE_UNSUPPORTED,
+            match.group(1),
+            f"{reporter} cannot handle dynamic shapes: failed to legalize operation '{match.group(1)}'",
+        )
+    return None

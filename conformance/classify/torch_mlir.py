@@ -1,0 +1,67 @@
+"""torch-mlir pipelines: legalization failures, illegal types, dynamic shapes, verifier errors."""
+
+from __future__ import annotations
+
+import re
+
+from conformance.classify.text import clean, short
+from conformance.taxonomy import Code
+
+PIPELINE = re.compile(r"torch-mlir pipeline (\S+) failed")
+LEGALIZE = re.compile(r"failed to legalize operation '(torch\.[\w.]+)'")
+CONTRACT_ILLEGAL = re.compile(r"found an op that was marked as backend illegal|unsupported by backend contract", re.I)
+TARGETS = {"tosa": "tosa", "linalg": "linalg-on-tensors", "stablehlo": "stablehlo"}
+
+
+def target_of(text: str) -> str:
+    match = PIPELINE.search(text)
+    if match:
+        for key, name in TARGETS.items():
+            if key in match.group(1):
+                return name
+        return "the torch backend contract"
+    return "the target dialect"
+
+
+def parse(stage: str, text: str):
+    if "torch-mlir pipeline" not in text:
+        return None
+    target = target_of(text)
+    legalize = LEGALIZE.search(text)
+    if legalize:
+        op = legalize.group(1).removeprefix("torch.")
+        # A dynamic-shape helper op (aten.size.int, sym ops) failing means the dynamic case, not the op.
+        line = next((clean(l) for l in text.splitlines() if legalize.group(1) in l and "error" in l), legalize.group(0))
+        if op in ("aten.size.int", "aten.sym_size.int") or "?" in _types_of(text, legalize.group(1)):
+            return (
+                Code.DYNAMIC_SHAPE_UNSUPPORTED,
+                op,
+                f"torch-mlir cannot lower {op} with dynamic dimensions to {target} ({short(line, 200)})",
+            )
+        return Code.UNSUPPORTED_OP, op, f"torch-mlir cannot lower {op} to {target} ({short(line, 200)})"
+    if CONTRACT_ILLEGAL.search(text):
+        line = next(clean(l) for l in text.splitlines() if CONTRACT_ILLEGAL.search(l))
+        op = _first_torch_op(text)
+        return Code.UNSUPPORTED_OP, op, f"the torch backend contract is not met{f' by {op}' if op else ''} ({short(line, 200)})"
+    if "failed to verify" in text or "verification failed" in text:
+        line = next(clean(l) for l in text.splitlines() if "verif" in l)
+        return Code.VERIFIER_ERROR, _op_in(line), f"torch-mlir produced IR that fails the verifier while lowering to {target} ({short(line, 200)})"
+    return None
+
+
+def _types_of(text: str, op: str) -> str:
+    """The type signature printed after the op in the diagnostic (to spot '?' dims)."""
+    for line in text.splitlines():
+        if op in line and "->" in line:
+            return line[line.index("->") :]
+    return ""
+
+
+def _first_torch_op(text: str) -> str | None:
+    match = re.search(r"torch\.(aten|prims)\.[\w.]+", text)
+    return match.group(0).removeprefix("torch.") if match else None
+
+
+def _op_in(line: str) -> str | None:
+    match = re.search(r"'([\w]+\.[\w.]+)' op", line)
+    return match.group(1) if match else None

@@ -1,0 +1,47 @@
+"""`conformance triage`: failures grouped by (backend, code, op), largest group first."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conformance.cli.common import fail
+
+NAME = "triage"
+HELP = "group a run's failures by (backend, code, op), largest first: the list a backend team works down"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("source", nargs="?", help="a report directory or results.jsonl (default: the latest report in reports/)")
+    parser.add_argument("--backend", action="append", help="only these backends")
+    parser.add_argument("--limit", type=int, default=30, help="groups shown per backend (default 30)")
+    parser.add_argument("--json", action="store_true", help="the groups as JSON")
+
+
+def run(args) -> int:
+    from tabulate import tabulate
+
+    from conformance.nightly.store import latest, read_results, report_dirs
+    from conformance.report.triage import root_causes
+
+    source = Path(args.source) if args.source else (report_dirs(Path("reports")) or [None])[-1]
+    if source is None or not (source.is_file() or (source / "results.jsonl").exists()):
+        fail(f"no results found at {args.source or 'reports/'}; run `conformance nightly` first or name a report directory")
+    results = latest(read_results(source))
+    if args.backend:
+        results = [r for r in results if r.backend in set(args.backend)]
+    cases_file = (source if source.is_dir() else source.parent) / "cases.json"
+    cases = json.loads(cases_file.read_text()) if cases_file.exists() else {}
+    groups = root_causes(results, cases)
+    if args.json:
+        print(json.dumps([g.to_dict() for g in groups], indent=1))
+        return 0
+    for backend in sorted({g.backend for g in groups}):
+        mine = [g for g in groups if g.backend == backend]
+        failures = sum(g.count for g in mine)
+        print(f"\n{backend}: {failures} failures in {len(mine)} groups")
+        rows = [[g.count, g.code, g.op or "-", g.example.case, g.example.explanation[:150]] for g in mine[: args.limit]]
+        print(tabulate(rows, headers=["count", "code", "op", "example", "explanation"]))
+    if not groups:
+        print("no failures")
+    return 0

@@ -1,0 +1,96 @@
+"""`conformance xfail update|check`: keep the per-backend xfail sets true without hand work."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from conformance.cli.common import add_case_arguments, fail, select_cases
+
+NAME = "xfail"
+HELP = "rewrite the xfail sets from a run (update) or check them against the registry (check)"
+
+
+def add_arguments(parser) -> None:
+    from conformance.cli.nightly import add_execution_arguments
+
+    sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    update = sub.add_parser("update", help="run the backends (or read --results) and rewrite their xfail sets")
+    update.add_argument("--backend", action="append", required=True, metavar="NAME[,NAME...]")
+    update.add_argument("--results", metavar="DIR|FILE", help="use this report's results instead of running")
+    update.add_argument("-j", "--workers", type=int, default=os.cpu_count() or 1)
+    update.add_argument("--drop-stale", action="store_true", help="also remove entries whose case no longer exists")
+    add_case_arguments(update)
+    add_execution_arguments(update)
+    check = sub.add_parser("check", help="validate every xfail set and report stale entries")
+    check.add_argument("--xfail-dir", help="default: xfail_sets/")
+    add_case_arguments(check)
+
+
+def run(args) -> int:
+    return update(args) if args.action == "update" else check(args)
+
+
+def update(args) -> int:
+    from conformance import content
+    from conformance.cli.nightly import execution_settings, resolve_backends
+    from conformance.nightly.matrix import matrix_pairs, plan
+    from conformance.nightly.progress import Progress
+    from conformance.nightly.runner import run_jobs
+    from conformance.nightly.store import latest, read_results
+    from conformance.xfail.sets import XfailError, XfailSet
+    from conformance.xfail.update import update as apply
+
+    specs, names = resolve_backends(args.backend)
+    settings = execution_settings(args, specs)
+    registry, cases = select_cases(args, settings)
+    if args.results:
+        results = [r for r in latest(read_results(Path(args.results))) if r.backend in names and r.case in {c.id for c in cases}]
+    else:
+        pairs = matrix_pairs([c.id for c in cases], names)
+        results = []
+        progress = Progress(len(pairs))
+
+        def sink(result):
+            results.append(result)
+            progress.update(result)
+
+        run_jobs(plan(pairs, settings.batch_size, {c.id for c in cases if c.kind == "model"}), settings, args.workers, sink)
+        progress.finish()
+    directory = args.xfail_dir or content.DEFAULT_XFAIL_DIR
+    known = {c.id for c in registry}
+    for name in names:
+        try:
+            xfails = XfailSet.load(directory, name)
+        except XfailError as e:
+            fail(str(e))
+        report = apply(xfails, results, known, drop_stale=args.drop_stale)
+        xfails.save()
+        print("\n".join(report.lines()))
+        print(f"  {xfails.path}: {len(xfails.entries)} entries")
+    return 0
+
+
+def check(args) -> int:
+    from conformance import content
+    from conformance.cli.common import settings_from_args
+    from conformance.xfail.sets import XfailError, XfailSet
+
+    directory = Path(args.xfail_dir or content.DEFAULT_XFAIL_DIR)
+    registry, _ = select_cases(args, settings_from_args(args))
+    known = {c.id for c in registry}
+    status = 0
+    for path in sorted(directory.glob("*.toml")):
+        try:
+            xfails = XfailSet.load(directory, path.stem)
+        except XfailError as e:
+            print(e, file=sys.stderr)
+            status = 1
+            continue
+        stale = sorted(c for c in xfails.entries if c not in known)
+        print(f"{path}: {len(xfails.entries)} entries, {len(stale)} stale")
+        for case in stale:
+            print(f"  stale (no such case in the registry): {case}")
+        status |= bool(stale)
+    return status

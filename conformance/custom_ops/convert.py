@@ -1,0 +1,577 @@
+"""torch dialect -> `tosa.custom`, on torch-mlir's MLIR Python bindings.
+
+Two drivers share one encoder (`encode_op`, contract v1):
+
+  to_custom_module(module)        every torch.aten/torch.prims op of @main
+                                  becomes a tosa.custom, torch.vtensor.literal
+                                  becomes tosa.const; a new module, in the
+                                  same context, holding only func and tosa ops;
+  convert_selected(module, ops)   in place, only the listed ops become
+                                  tosa.custom (bridged to the surrounding
+                                  torch IR by torch_c casts), for torch-mlir's
+                                  TOSA pipeline to lower the rest.
+
+Every op's fate is recorded (converted, erased assertion, or an
+unconvertible kind with a sentence naming the op and the reason); nothing is
+dropped silently.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from conformance.custom_ops import constants, contract
+from conformance.custom_ops.contract import Arg, TensorRef
+from conformance.custom_ops.reasons import CONVERTED, ERASED
+from conformance.custom_ops.schema import Kind, schema_of
+
+_VTENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(.+)>")
+# torch element types -> the TOSA (builtin, signless) element type. Unsigned stays unsigned.
+ELEMENT_TYPES = {
+    "f16": "f16",
+    "bf16": "bf16",
+    "f32": "f32",
+    "f64": "f64",
+    "i1": "i1",
+    "si8": "i8",
+    "si16": "i16",
+    "si32": "i32",
+    "si64": "i64",
+    "ui8": "ui8",
+    "ui16": "ui16",
+    "ui32": "ui32",
+    "ui64": "ui64",
+    "f8E5M2": "f8E5M2",
+    "f8E4M3FN": "f8E4M3FN",
+}
+STRUCTURAL = {
+    "torch.constant.int",
+    "torch.constant.float",
+    "torch.constant.bool",
+    "torch.constant.str",
+    "torch.constant.none",
+    "torch.constant.device",
+    "torch.constant.number",
+    "torch.prim.ListConstruct",
+    "torch.derefine",
+}
+MUTATING = {"torch.overwrite.tensor.contents", "torch.copy.to_tensor", "torch.copy.to_vtensor"}
+CONTROL_FLOW = {"torch.prim.If", "torch.prim.Loop", "torch.prim.If.yield", "torch.prim.Loop.condition"}
+ASSERTIONS = {"aten._assert_tensor_metadata.default"}
+
+
+class Unconvertible(Exception):
+    """One op cannot become a tosa.custom: `kind` (reasons.KINDS) and a sentence naming op and reason."""
+
+    def __init__(self, op: str, kind: str, reason: str):
+        super().__init__(f"{op} cannot become a tosa.custom ({kind}): {reason}")
+        self.op = op
+        self.kind = kind
+        self.reason = reason
+        self.sentence = str(self)
+
+
+@dataclass
+class Encoded:
+    """One op, spelt in the contract: what the tosa.custom will hold."""
+
+    operator_name: str
+    attrs: str  # implementation_attrs
+    tensors: list  # torch-dialect Values, in input_list order
+    output_types: list[str]  # builtin tensor types, output_list order
+    outputs: list  # the torch-dialect Values each output replaces
+
+
+@dataclass
+class Fates:
+    """What happened to each op name of a module, and the sentences of the unconvertible ones."""
+
+    status: dict[str, str] = field(default_factory=dict)  # op -> converted | erased-assertion | kind
+    sentences: dict[str, str] = field(default_factory=dict)  # op -> why not (first occurrence)
+    failures: list[Unconvertible] = field(default_factory=list)  # in IR order
+    counts: dict[str, int] = field(default_factory=dict)  # op -> occurrences
+
+    def record(self, op: str, status: str) -> None:
+        self.counts[op] = self.counts.get(op, 0) + 1
+        if self.status.get(op) in (None, CONVERTED, ERASED):  # an unconvertible occurrence wins
+            self.status[op] = status
+
+    def fail(self, error: Unconvertible) -> None:
+        self.record(error.op, error.kind)
+        self.sentences.setdefault(error.op, error.sentence)
+        self.failures.append(error)
+
+    def extras(self) -> dict:
+        return {
+            "custom_ops": dict(sorted(self.status.items())),
+            "custom_op_reasons": dict(sorted(self.sentences.items())),
+            "custom_op_contract": contract.VERSION,
+        }
+
+    def summary(self) -> str:
+        """One sentence for a StageFailure: the first unconvertible op and how many more."""
+        first = self.failures[0]
+        others = sorted({(f.op, f.kind) for f in self.failures if f.op != first.op})
+        tail = ""
+        if others:
+            listed = ", ".join(f"{op} ({kind})" for op, kind in others[:4])
+            more = f" and {len(others) - 4} more" if len(others) > 4 else ""
+            tail = f"; also unconvertible: {listed}{more}"
+        return first.sentence + tail
+
+
+# -- names and types ----------------------------------------------------------------
+
+def op_name(op) -> str:
+    """The contract's operator name of a torch-dialect op: `aten.add.Tensor`, `aten.tanh.default`."""
+    name = op.operation.name
+    if name == "torch.operator":
+        name = contract_string(op.operation.attributes["name"])
+    name = name.removeprefix("torch.")
+    return f"{name}.default" if name.count(".") == 1 else name
+
+
+def contract_string(attr) -> str:
+    from torch_mlir import ir
+
+    return ir.StringAttr(attr).value
+
+
+def tosa_type(torch_type) -> str:
+    """`!torch.vtensor<[2,?],si64>` -> `tensor<2x?xi64>`; raises KeyError/ValueError when impossible."""
+    text = str(torch_type)
+    match = _VTENSOR.fullmatch(text)
+    if match is None:
+        raise ValueError(text)
+    dims = [d.strip() for d in match.group(1).split(",") if d.strip()] if match.group(1) else []
+    element = ELEMENT_TYPES[match.group(2)]
+    shape = "x".join("?" if d == "?" else d for d in dims)
+    return f"tensor<{shape}x{element}>" if dims else f"tensor<{element}>"
+
+
+def _tensor_type(op: str, value, role: str) -> str:
+    text = str(value.type)
+    if text.startswith("!torch.tensor"):
+        raise Unconvertible(op, "mutation", f"its {role} is a non-value tensor ({text}), i.e. mutable memory")
+    try:
+        return tosa_type(value.type)
+    except KeyError:
+        element = _VTENSOR.fullmatch(text).group(2)
+        raise Unconvertible(op, "non-tosa-element-type", f"its {role} has element type {element}, which TOSA tensors cannot hold")
+    except ValueError:
+        raise Unconvertible(op, "unknown-tensor-type", f"its {role} has type {text}, without a known rank and dtype")
+
+
+# -- reading operands -----------------------------------------------------------------
+
+def _producer(value):
+    """The op defining `value`, or None for a block argument."""
+    from torch_mlir import ir
+
+    if isinstance(value.owner, ir.Block):
+        return None
+    return value.owner
+
+
+def _producer_name(value) -> str:
+    producer = _producer(value)
+    if producer is None:
+        return "a function argument"
+    if producer.operation.name in ("torch.operator",) or producer.operation.name.startswith(("torch.aten.", "torch.prims.")):
+        return op_name(producer)
+    return producer.operation.name
+
+
+def _constant(value):
+    """(True, python value) for a torch.constant.*, else (False, None)."""
+    from torch_mlir import ir
+
+    producer = _producer(value)
+    if producer is None:
+        return False, None
+    name = producer.operation.name
+    attrs = producer.operation.attributes
+    if name == "torch.constant.none":
+        return True, None
+    if name == "torch.constant.int":
+        return True, ir.IntegerAttr(attrs["value"]).value
+    if name == "torch.constant.float":
+        return True, ir.FloatAttr(attrs["value"]).value
+    if name == "torch.constant.bool":
+        return True, ir.BoolAttr(attrs["value"]).value
+    if name == "torch.constant.str":
+        return True, ir.StringAttr(attrs["value"]).value
+    if name == "torch.constant.number":
+        attr = attrs["value"]
+        return True, ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else ir.FloatAttr(attr).value
+    return False, None
+
+
+def _look_through(value):
+    producer = _producer(value)
+    while producer is not None and producer.operation.name == "torch.derefine":
+        value = producer.operation.operands[0]
+        producer = _producer(value)
+    return value
+
+
+_ENUMS: dict[str, dict[int, Any]] = {}
+
+
+def _enum_tables() -> dict[str, dict[int, Any]]:
+    if not _ENUMS:
+        from torch_mlir.extras import fx_importer as fx
+
+        _ENUMS["ScalarType"] = {v: k for k, v in fx.TORCH_DTYPE_TO_INT.items()}
+        _ENUMS["Layout"] = {v: k for k, v in fx.TORCH_LAYOUT_TO_INT.items()}
+        _ENUMS["MemoryFormat"] = {v: k for k, v in fx.TORCH_MEMORY_FORMAT_TO_INT.items()}
+    return _ENUMS
+
+
+SCALAR_BASES = {"int", "SymInt", "float", "bool", "str", "Scalar", "ScalarType", "Layout", "MemoryFormat", "SymFloat", "SymBool"}
+
+
+class _Encoder:
+    """Reads the operands of one op against its schema; collects tensor operands in order."""
+
+    def __init__(self, op: str):
+        self.op = op
+        self.tensors: list = []
+
+    def value(self, value, kind: Kind, name: str) -> Any:
+        value = _look_through(value)
+        type_text = str(value.type)
+        is_const, const = _constant(value)
+        if kind.optional and is_const and const is None:
+            return None
+        if kind.is_list:
+            producer = _producer(value)
+            if producer is None or producer.operation.name != "torch.prim.ListConstruct":
+                return self._runtime(value, name, type_text)
+            element = kind.element
+            return [self.value(v, element, f"{name}[{i}]") for i, v in enumerate(producer.operation.operands)]
+        base = kind.base
+        if base == "Tensor":
+            if not type_text.startswith(("!torch.vtensor", "!torch.tensor")):
+                raise Unconvertible(self.op, "schema-mismatch", f"its operand {name} is {type_text} where the schema says Tensor")
+            _tensor_type(self.op, value, f"operand {name}")
+            self.tensors.append(value)
+            return TensorRef(len(self.tensors) - 1)
+        if base == "Device":
+            producer = _producer(value)
+            spelled = ""
+            if producer is not None and producer.operation.name == "torch.constant.device":
+                spelled = f" {contract_string(producer.operation.attributes['value'])!r}"
+            raise Unconvertible(
+                self.op, "device-argument", f"its operand {name} is the device{spelled}, which contract v1 does not encode"
+            )
+        if base == "Generator":
+            raise Unconvertible(self.op, "generator-argument", f"its operand {name} is a random-number generator")
+        if base in SCALAR_BASES:
+            if not is_const:
+                return self._runtime(value, name, type_text)
+            if base in ("ScalarType", "Layout", "MemoryFormat"):
+                table = _enum_tables()[base]
+                if const not in table:
+                    raise Unconvertible(self.op, "unencodable-operand", f"its operand {name} is {base} number {const}, unknown to torch-mlir")
+                return table[const]
+            if base in ("float", "SymFloat") and isinstance(const, int) and not isinstance(const, bool):
+                return float(const)
+            return const
+        raise Unconvertible(self.op, "unencodable-operand", f"its operand {name} has schema type {kind} ({type_text})")
+
+    def _runtime(self, value, name: str, type_text: str):
+        raise Unconvertible(
+            self.op,
+            "runtime-scalar",
+            f"its operand {name} ({type_text}) is computed at run time by {_producer_name(value)}, not a compile-time constant",
+        )
+
+
+def _list_unpack(value):
+    """The torch.prim.ListUnpack that is the only user of `value`, or None."""
+    users = [use.owner for use in value.uses]
+    if len(users) == 1 and users[0].operation.name == "torch.prim.ListUnpack":
+        return users[0]
+    return None
+
+
+def resolve_overload(name: str):
+    try:
+        return contract.resolve(name)
+    except contract.ContractError:
+        return None
+
+
+def encode_op(op) -> Encoded:
+    """One torch.aten/torch.prims op -> Encoded; raises Unconvertible with the reason."""
+    name = op_name(op)
+    operation = op.operation
+    if len(operation.regions):
+        raise Unconvertible(name, "control-flow", "it holds regions")
+    overload = resolve_overload(name)
+    if overload is None:
+        raise Unconvertible(name, "unknown-operator", "torch.ops has no such operator to call it by")
+    schema = schema_of(overload)
+    operands = list(operation.operands)
+    if len(operands) != len(schema.arguments):
+        raise Unconvertible(
+            name, "schema-mismatch", f"it has {len(operands)} operands in the IR but {len(schema.arguments)} in its schema"
+        )
+    written = [a.name for a in schema.arguments if a.writes]
+    if written:
+        raise Unconvertible(name, "mutation", f"it writes into its operand {written[0]}")
+    encoder = _Encoder(name)
+    args = [Arg(a.name, encoder.value(v, a.kind, a.name), a.keyword) for a, v in zip(schema.arguments, operands)]
+
+    results = list(operation.results)
+    if not results:
+        raise Unconvertible(name, "no-result", "it returns nothing and acts only by side effect")
+    output_types: list[str] = []
+    outputs: list = []
+    declared: list = []
+    for index, result in enumerate(results):
+        text = str(result.type)
+        if text.startswith(("!torch.vtensor", "!torch.tensor")):
+            output_types.append(_tensor_type(name, result, f"result {index}"))
+            outputs.append(result)
+            declared.append(TensorRef(len(outputs) - 1))
+        elif text.startswith("!torch.list<") and ("vtensor" in text or "tensor" in text) and len(results) == 1:
+            unpack = _list_unpack(result)
+            if unpack is None:
+                raise Unconvertible(name, "tensor-list-result", f"it returns {text} and nothing in the IR fixes its length")
+            refs = []
+            for j, element in enumerate(unpack.operation.results):
+                output_types.append(_tensor_type(name, element, f"result [{j}]"))
+                outputs.append(element)
+                refs.append(TensorRef(len(outputs) - 1))
+            declared.append(refs)
+        else:
+            raise Unconvertible(name, "non-tensor-result", f"it returns {text}, not a tensor")
+    attrs = contract.encode(args, declared)
+    return Encoded(name, attrs, list(encoder.tensors), output_types, outputs)
+
+
+def check_assertion(op) -> None:
+    """aten._assert_tensor_metadata: check it against the static type of its tensor, or raise."""
+    name = op_name(op)
+    schema = schema_of(resolve_overload(name))
+    values = dict(zip([a.name for a in schema.arguments], op.operation.operands))
+    tensor = values["a"]
+    match = _VTENSOR.fullmatch(str(tensor.type))
+    if match is None:
+        raise Unconvertible(name, "no-result", f"it asserts metadata of {tensor.type}, which has no static type to check")
+    dims = [d.strip() for d in match.group(1).split(",") if d.strip()]
+    is_const, dtype = _constant(values["dtype"])
+    if is_const and dtype is not None:
+        expected = _enum_tables()["ScalarType"].get(dtype)
+        from conformance.toolchain.torch_mlir import MLIR_DTYPES
+
+        if MLIR_DTYPES.get(match.group(2)) != expected:
+            raise Unconvertible(name, "no-result", f"it asserts dtype {expected} on a {match.group(2)} tensor")
+    size_value = _look_through(values["size"])
+    is_const, none = _constant(size_value)
+    if not (is_const and none is None):
+        producer = _producer(size_value)
+        sizes = [_constant(v) for v in producer.operation.operands] if producer is not None else []
+        if producer is None or producer.operation.name != "torch.prim.ListConstruct" or [
+            str(v) for ok, v in sizes
+        ] != dims:
+            raise Unconvertible(name, "no-result", "it asserts sizes that the IR's static type does not state")
+
+
+# -- driver 1: the whole module ---------------------------------------------------------
+
+@dataclass
+class Converted:
+    module: Any  # the new module (func + tosa.const + tosa.custom), same context as the input
+    fates: Fates
+
+
+def _main(module):
+    return next(op for op in module.body.operations if op.operation.name == "func.func")
+
+
+def to_custom_module(module) -> tuple[Any | None, Fates]:
+    """Every op of @main -> tosa; returns (new module or None if anything is unconvertible, fates)."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import func as func_d
+    from torch_mlir.dialects import tosa
+
+    fates = Fates()
+    main = _main(module)
+    block = main.regions[0].blocks[0]
+    context = module.context
+    with context, ir.Location.unknown(context):
+        new = ir.Module.create()
+        arg_types = []
+        for i, arg in enumerate(block.arguments):
+            try:
+                arg_types.append(ir.Type.parse(tosa_type(arg.type)))
+            except (KeyError, ValueError):
+                fates.fail(Unconvertible(f"argument {i}", "non-tensor-argument", f"it has type {arg.type}, which has no TOSA tensor type"))
+                arg_types.append(None)
+        returned = block.operations[len(block.operations) - 1]
+        env: dict = {}  # torch Value -> new Value
+        cache: dict = {}
+        with ir.InsertionPoint(new.body):
+            result_types = []
+            for value in returned.operation.operands:
+                try:
+                    result_types.append(ir.Type.parse(tosa_type(value.type)))
+                except (KeyError, ValueError):
+                    result_types.append(None)
+            usable = all(t is not None for t in arg_types + result_types)
+            function = func_d.FuncOp("main", ir.FunctionType.get(arg_types, result_types) if usable else ir.FunctionType.get([], []))
+            entry = function.add_entry_block()
+        if usable:
+            env.update(zip(block.arguments, entry.arguments))
+        with ir.InsertionPoint(entry):
+            for op in block.operations:
+                name = op.operation.name
+                if name == "func.return":
+                    missing = [v for v in op.operation.operands if v not in env]
+                    for value in missing:
+                        if not fates.failures:  # a result no op produced: say which
+                            fates.fail(
+                                Unconvertible(
+                                    "func.return",
+                                    "non-tensor-result",
+                                    f"the function returns {value.type} from {_producer_name(value)}, not a tensor",
+                                )
+                            )
+                    if not fates.failures:
+                        func_d.ReturnOp([env[v] for v in op.operation.operands])
+                    continue
+                if name in STRUCTURAL or name == "torch.prim.ListUnpack":
+                    continue  # read through by the ops using them (ListUnpack: by its producer)
+                if name == "torch.vtensor.literal":
+                    try:
+                        const_type = ir.Type.parse(_tensor_type("torch.vtensor.literal", op.result, "value"))
+                    except Unconvertible as e:
+                        fates.fail(e)
+                        continue
+                    attr = _retype(op.operation.attributes["value"], const_type, module, cache)
+                    env[op.result] = tosa.ConstOp(attr, results=[const_type]).result
+                    continue
+                _convert_one(op, name, fates, env)
+        if fates.failures:
+            return None, fates
+    return new, fates
+
+
+def _convert_one(op, name: str, fates: Fates, env: dict) -> None:
+    from torch_mlir import ir
+    from torch_mlir.dialects import tosa
+
+    try:
+        if name in MUTATING:
+            raise Unconvertible(name.removeprefix("torch."), "mutation", "it overwrites the contents of a tensor in place")
+        if name in CONTROL_FLOW or len(op.operation.regions):
+            raise Unconvertible(name.removeprefix("torch."), "control-flow", "it is control flow with regions")
+        if not (name.startswith(("torch.aten.", "torch.prims.")) or name == "torch.operator"):
+            raise Unconvertible(
+                name.removeprefix("torch."), "outside-contract", f"{name} is not an ATen or prims operator"
+            )
+        contract_name = op_name(op)
+        if name == "torch.operator" and not contract_name.startswith(("aten.", "prims.")):
+            raise Unconvertible(contract_name, "outside-contract", "it is not in the aten or prims namespace")
+        if contract_name in ASSERTIONS:
+            check_assertion(op)
+            fates.record(contract_name, ERASED)
+            return
+        encoded = encode_op(op)
+    except Unconvertible as e:
+        fates.fail(e)
+        return
+    fates.record(encoded.operator_name, CONVERTED)
+    if fates.failures or any(t not in env for t in encoded.tensors):
+        return  # the program cannot be built any more; keep reading the ops for their fates
+    custom = tosa.CustomOp(
+        [ir.Type.parse(t) for t in encoded.output_types],
+        encoded.operator_name,
+        contract.DOMAIN,
+        encoded.attrs,
+        [env[t] for t in encoded.tensors],
+    )
+    env.update(zip(encoded.outputs, custom.results))
+
+
+def _retype(attr, builtin_type, module, cache: dict):
+    """A literal's elements attribute with the TOSA element type (si64 -> i64); same data."""
+    if str(attr.type) == str(builtin_type):
+        return attr
+    if "blobs" not in cache:
+        cache["blobs"] = constants.blobs(module.operation)
+    return constants.resource_attr(attr, builtin_type, cache["blobs"])
+
+
+# -- driver 2: selected ops, in place -----------------------------------------------------
+
+def selected(name: str, wanted: list[str]) -> bool:
+    """Does op `aten.layer_norm.default` match a listed name (`aten.layer_norm` or the full overload)?"""
+    for w in wanted:
+        w = w.removeprefix("torch.")
+        if name == w or name.rsplit(".", 1)[0] == w or (w.count(".") == 1 and name == f"{w}.default"):
+            return True
+    return False
+
+
+def convert_selected(module, wanted: list[str]) -> Fates:
+    """In place: the listed ops of a torch-dialect module -> tosa.custom between torch_c casts."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import tosa
+
+    fates = Fates()
+    main = _main(module)
+    block = main.regions[0].blocks[0]
+    with module.context, ir.Location.unknown(module.context):
+        for op in list(block.operations):
+            name = op.operation.name
+            if not (name.startswith(("torch.aten.", "torch.prims.")) or name == "torch.operator"):
+                continue
+            contract_name = op_name(op)
+            if not selected(contract_name, wanted):
+                continue
+            try:
+                encoded = encode_op(op)
+            except Unconvertible as e:
+                fates.fail(e)
+                continue
+            fates.record(encoded.operator_name, CONVERTED)
+            with ir.InsertionPoint(op):
+                inputs = [
+                    ir.Operation.create("torch_c.to_builtin_tensor", results=[ir.Type.parse(tosa_type(t.type))], operands=[t]).result
+                    for t in encoded.tensors
+                ]
+                custom = tosa.CustomOp(
+                    [ir.Type.parse(t) for t in encoded.output_types],
+                    encoded.operator_name,
+                    contract.DOMAIN,
+                    encoded.attrs,
+                    inputs,
+                )
+                for old, new in zip(encoded.outputs, custom.results):
+                    back = ir.Operation.create("torch_c.from_builtin_tensor", results=[old.type], operands=[new]).result
+                    old.replace_all_uses_with(back)
+            unpacks = {use.owner for r in op.operation.results for use in r.uses}
+            for unpack in unpacks:  # a ListUnpack whose results now come from the custom op
+                unpack.operation.erase()
+            op.operation.erase()
+        _erase_dead(block)
+    return fates
+
+
+def _erase_dead(block) -> None:
+    """Constants and list constructions left without users by the rewrite."""
+    changed = True
+    while changed:
+        changed = False
+        for op in reversed(list(block.operations)):
+            if op.operation.name in STRUCTURAL and all(not list(r.uses) for r in op.operation.results):
+                op.operation.erase()
+                changed = True

@@ -1,0 +1,60 @@
+"""Why an op cannot become a `tosa.custom`: the kinds, each with its explanation.
+
+A kind is a stable short name (it lands in Results' extras and in the audit
+table); its explanation says, once, why contract v1 does not convert that
+kind of op. Per-op sentences (in Results) name the op and the operand.
+"""
+
+from __future__ import annotations
+
+# The fates of an op other than an unconvertible kind.
+CONVERTED = "converted"  # became one tosa.custom
+ERASED = "erased-assertion"  # a metadata assertion, checked against the static IR types and erased
+
+KINDS: dict[str, str] = {
+    "runtime-scalar": (
+        "an operand that must go into implementation_attrs (an int, float, bool or a list of them) is computed at "
+        "run time (e.g. from aten.size or aten.item), and contract v1 encodes only values known at compile time; "
+        "TOSA has no dynamically computed scalars"
+    ),
+    "non-tensor-result": (
+        "the op returns a Python scalar or a list of them, not a tensor, and a tosa.custom can only produce tensors"
+    ),
+    "tensor-list-result": (
+        "the op returns a list of tensors whose length the IR does not fix (no torch.prim.ListUnpack of it), so its "
+        "results cannot be laid out in output_list"
+    ),
+    "no-result": (
+        "the op returns nothing and acts by side effect (an assertion, a print), which a value-semantic tosa.custom "
+        "cannot express"
+    ),
+    "device-argument": (
+        "the op takes a torch.Device operand; a TOSA program has no devices, and contract v1 does not encode one"
+    ),
+    "generator-argument": (
+        "the op takes a random-number Generator, which is PyTorch run-time state with no encoding in contract v1"
+    ),
+    "mutation": (
+        "the op writes into one of its operands (in-place or out= semantics, or a non-value tensor), and tosa.custom "
+        "has value semantics"
+    ),
+    "control-flow": "the op holds regions (control flow, a higher-order op), which one tosa.custom cannot carry",
+    "non-tosa-element-type": (
+        "a tensor operand or result has an element type TOSA tensors cannot hold (complex, quantized)"
+    ),
+    "unknown-tensor-type": "a tensor operand or result has no known rank or dtype, so it has no TOSA tensor type",
+    "outside-contract": (
+        "the op is torch-mlir IR plumbing or TorchScript's (torch.prim.*, torch.operator of another namespace), not "
+        "an ATen or prims operator, and contract v1 converts only torch.aten.* and torch.prims.* ops"
+    ),
+    "unknown-operator": (
+        "the op is not registered in torch.ops, so its schema (operand names, kinds and order) cannot be recovered"
+    ),
+    "schema-mismatch": "the op's operands in the IR do not line up with its PyTorch schema",
+    "unencodable-operand": "an operand is of a kind contract v1 has no encoding for",
+    "non-tensor-argument": "the function takes a non-tensor argument, which a TOSA function cannot receive",
+}
+
+
+def explain(kind: str) -> str:
+    return KINDS.get(kind, "no explanation recorded for this kind")

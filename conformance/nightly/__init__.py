@@ -1,0 +1,1 @@
+"""The nightly matrix: which pairs run, parallel lanes, the results store, progress."""

@@ -1,0 +1,54 @@
+"""Progress of a matrix run: one refreshed line on a terminal, plain lines otherwise (CI logs)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+from conformance.result import Result
+
+PLAIN_EVERY_SECONDS = 30.0
+
+
+class Progress:
+    def __init__(self, total: int, stream: TextIO = sys.stderr, interactive: bool | None = None):
+        self.total = total
+        self.done = 0
+        self.failed = 0
+        self.stream = stream
+        self.interactive = stream.isatty() if interactive is None else interactive
+        self.started = time.monotonic()
+        self.last_plain = 0.0
+
+    def update(self, result: Result) -> None:
+        self.done += 1
+        self.failed += result.failed
+        now = time.monotonic()
+        if self.interactive:
+            self.stream.write("\r" + self.line(now) + "\x1b[K")
+            self.stream.flush()
+        elif now - self.last_plain >= PLAIN_EVERY_SECONDS or self.done == self.total:
+            self.last_plain = now
+            self.stream.write(self.line(now) + "\n")
+            self.stream.flush()
+
+    def line(self, now: float) -> str:
+        elapsed = now - self.started
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        eta = (self.total - self.done) / rate if rate > 0 else float("inf")
+        eta_text = "--:--" if eta == float("inf") else _clock(eta)
+        return (
+            f"[{self.done}/{self.total}] {100 * self.done / max(self.total, 1):5.1f}%  "
+            f"failures {self.failed}  {rate * 60:6.0f} cases/min  elapsed {_clock(elapsed)}  ETA {eta_text}"
+        )
+
+    def finish(self) -> None:
+        if self.interactive:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"

@@ -1,0 +1,71 @@
+"""Writing a report directory's summary.json, report.md and report.html from its results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conformance.nightly.store import latest, read_results, report_dirs
+from conformance.report import markdown
+from conformance.report.diff import changes
+from conformance.report.summary import build_summary
+
+RUN = "run.json"
+CASES = "cases.json"
+SUMMARY = "summary.json"
+
+
+def load_json(path: Path, default=None):
+    return json.loads(path.read_text()) if path.exists() else default
+
+
+def history(directory: Path) -> list[dict]:
+    """Pass rates of the reports beside `directory`, oldest first, up to and without it."""
+    past = []
+    for other in report_dirs(directory.parent):
+        if other.resolve() == directory.resolve() or other.name > directory.name:
+            continue
+        summary = load_json(other / SUMMARY)
+        if summary:
+            past.append(
+                {
+                    "report": other.name,
+                    "started": summary["run"].get("started"),
+                    "pass_rate": {b: s["pass_rate"] for b, s in summary["backends"].items()},
+                }
+            )
+    return past
+
+
+def build_reports(directory: Path, baseline: Path | None) -> dict:
+    directory = Path(directory)
+    results = latest(read_results(directory))
+    run = load_json(directory / RUN, {})
+    cases = load_json(directory / CASES, {})
+    base = latest(read_results(baseline)) if baseline else None
+    diff = changes(results, base, baseline.name if baseline else None)
+    past = history(directory)
+    summary = build_summary(results, run, cases, diff, past)
+    summary["history"].append(
+        {"report": directory.name, "started": run.get("started"), "pass_rate": {b: s["pass_rate"] for b, s in summary["backends"].items()}}
+    )
+    summary["sections"] = extra_sections(results)
+    (directory / SUMMARY).write_text(json.dumps(summary, indent=1, sort_keys=True))
+    (directory / "report.md").write_text(markdown.render(summary))
+    from conformance.report import html
+
+    (directory / "report.html").write_text(html.render(summary, results, cases))
+    return summary
+
+
+def extra_sections(results) -> list[dict]:
+    """Report sections contributed by backends' own tooling (the custom-op audit)."""
+    sections = []
+    try:
+        from conformance.custom_ops.audit import report_section
+    except ImportError:
+        return sections
+    section = report_section(results)
+    if section:
+        sections.append(section)
+    return sections

@@ -1,0 +1,81 @@
+"""report.md: the summary as tabulate tables, for a PR comment or a mailing list."""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+ROOT_CAUSES_SHOWN = 40
+CHANGES_SHOWN = 100
+
+
+def _rate(rate: float | None) -> str:
+    return "-" if rate is None else f"{100 * rate:.1f}%"
+
+
+def render(summary: dict) -> str:
+    run, backends = summary["run"], summary["backends"]
+    out = [
+        "# Conformance report",
+        "",
+        f"Run started {run.get('started')}, wall time {run.get('wall_seconds') or 0:.0f} s; "
+        f"{summary['matrix']['cases']} cases x {len(backends)} backends = {summary['matrix']['results']} results. "
+        f"UNKNOWN failures (unclassified): {summary['unknown']}.",
+        "",
+        "Toolchain: " + ", ".join(f"{k} {v}" for k, v in summary["toolchain"].items() if v),
+        "",
+        "## Pass rate per backend",
+        "",
+    ]
+    codes = sorted({c for b in backends.values() for c in b["by_code"]})
+    rows = [
+        [name, b["total"], b["by_status"]["pass"], b["by_status"]["fail"], b["by_status"]["skip"], _rate(b["pass_rate"]),
+         ", ".join(f"{c} {b['by_code'][c]}" for c in codes if c in b["by_code"]) or "-"]
+        for name, b in backends.items()
+    ]
+    out += [tabulate(rows, headers=["backend", "total", "pass", "fail", "skip", "pass rate", "failure codes"], tablefmt="github"), ""]
+
+    out += ["## Pass rate per family", ""]
+    names = list(backends)
+    rows = []
+    for family, per in summary["families"].items():
+        cells = []
+        for b in names:
+            c = per.get(b)
+            ran = (c["pass"] + c["fail"]) if c else 0
+            cells.append(f"{c['pass']}/{ran}" if c and ran else "-")
+        rows.append([family, *cells])
+    out += [tabulate(rows, headers=["family", *names], tablefmt="github"), ""]
+
+    groups = summary["root_causes"]
+    out += [f"## Root causes ({len(groups)} groups, largest first)", ""]
+    rows = [[g["count"], g["backend"], g["code"], g["op"] or "-", g["example"]["case"], g["example"]["explanation"][:200]] for g in groups[:ROOT_CAUSES_SHOWN]]
+    out += [tabulate(rows, headers=["count", "backend", "code", "op", "example", "explanation"], tablefmt="github"), ""]
+    if len(groups) > ROOT_CAUSES_SHOWN:
+        out += [f"... and {len(groups) - ROOT_CAUSES_SHOWN} smaller groups (all of them are in summary.json).", ""]
+
+    ch = summary["changes"]
+    out += ["## Changes since the baseline", ""]
+    if ch["baseline"] is None:
+        out += ["No baseline: this is the first report in its directory (or --baseline none).", ""]
+    else:
+        out += [
+            f"Baseline: {ch['baseline']}. Newly failing (regressions): {len(ch['newly_failing'])}; "
+            f"newly passing: {len(ch['newly_passing'])}; failing differently: {len(ch['changed'])}; "
+            f"new pairs: {ch['added']}; pairs gone: {ch['removed']}.",
+            "",
+        ]
+        for title, items in (("Newly failing", ch["newly_failing"]), ("Failing differently", ch["changed"])):
+            if items:
+                rows = [[i["case"], i["backend"], i["code"], (i.get("was") or {}).get("code", "PASS"), i["explanation"][:160]] for i in items[:CHANGES_SHOWN]]
+                out += [f"### {title}", "", tabulate(rows, headers=["case", "backend", "now", "was", "explanation"], tablefmt="github"), ""]
+        if ch["newly_passing"]:
+            rows = [[i["case"], i["backend"], i["was"]["code"]] for i in ch["newly_passing"][:CHANGES_SHOWN]]
+            out += ["### Newly passing", "", tabulate(rows, headers=["case", "backend", "was"], tablefmt="github"), ""]
+
+    out += ["## Time per stage (seconds, summed over cases)", ""]
+    stages = sorted({s for b in backends.values() for s in b["stage_seconds"]})
+    rows = [[name, *(f"{b['stage_seconds'].get(s, 0):.1f}" for s in stages)] for name, b in backends.items()]
+    out += [tabulate(rows, headers=["backend", *stages], tablefmt="github"), ""]
+    for extra in summary.get("sections", []):
+        out += [f"## {extra['title']}", "", extra["markdown"], ""]
+    return "\n".join(out)

@@ -1,0 +1,135 @@
+"""summary.json: the machine-readable digest of a run (schema: summary.schema.json).
+
+Everything in it is a function of the results, the run's metadata and the
+case snapshot, sorted, so a merged sharded run summarises exactly as the
+same run unsharded would (timings and dates aside).
+"""
+
+from __future__ import annotations
+
+import platform
+from collections import Counter, defaultdict
+from importlib import metadata
+from pathlib import Path
+from typing import Iterable
+
+from conformance.report.diff import Changes
+from conformance.report.triage import root_causes
+from conformance.result import Result
+from conformance.taxonomy import Code, Status
+
+SCHEMA_VERSION = 1
+SCHEMA_PATH = Path(__file__).with_name("summary.schema.json")
+TOOLCHAIN = ["torch", "torch-mlir", "iree-base-compiler", "iree-base-runtime", "transformers", "numpy"]
+
+
+def toolchain_versions() -> dict[str, str | None]:
+    versions = {}
+    for name in TOOLCHAIN:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    versions["tosa-tools"] = _tosa_tools_version()
+    versions["python"] = platform.python_version()
+    return versions
+
+
+def _tosa_tools_version() -> str | None:
+    from conformance.toolchain.tosa_reference import find_tool
+
+    try:
+        prefix = Path(find_tool("tosa-opt")).parent.parent
+    except Exception:
+        return None
+    found = [d.version for d in metadata.distributions(path=[str(prefix)]) if d.metadata["Name"] == "tosa-tools"]
+    return found[0] if found else None
+
+
+def machine() -> dict:
+    import os
+
+    import psutil
+
+    return {
+        "hostname": platform.node(),
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
+    }
+
+
+def backend_summary(results: list[Result]) -> dict:
+    status = Counter(r.status for r in results)
+    codes = Counter(r.code for r in results if r.failed)
+    verdicts = Counter(r.verdict for r in results if r.verdict)
+    stages: dict[str, float] = defaultdict(float)
+    for r in results:
+        for stage, seconds in r.timings.items():
+            stages[stage] += seconds
+    ran = status[Status.PASS] + status[Status.FAIL]
+    return {
+        "total": len(results),
+        "by_status": {s.value: status[s.value] for s in Status},
+        "by_code": dict(sorted(codes.items())),
+        "by_verdict": dict(sorted(verdicts.items())),
+        "pass_rate": round(status[Status.PASS] / ran, 4) if ran else None,
+        "unknown": codes[Code.UNKNOWN],
+        "stage_seconds": {k: round(v, 3) for k, v in sorted(stages.items())},
+    }
+
+
+def family_summary(results: list[Result], cases: dict[str, dict]) -> dict:
+    table: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    for r in results:
+        family = cases.get(r.case, {}).get("family") or "unknown"
+        table[family][r.backend][r.status] += 1
+    return {
+        family: {
+            backend: {"total": sum(c.values()), "pass": c[Status.PASS], "fail": c[Status.FAIL], "skip": c[Status.SKIP]}
+            for backend, c in sorted(per_backend.items())
+        }
+        for family, per_backend in sorted(table.items())
+    }
+
+
+def op_coverage(results: list[Result], cases: dict[str, dict]) -> dict:
+    """Per ATen op: on each backend, how many cases using it pass, of how many."""
+    cover: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    for r in results:
+        if r.status == Status.SKIP:
+            continue
+        ops = r.extras.get("aten_ops") or cases.get(r.case, {}).get("ops") or []
+        for op in ops:
+            cover[op][r.backend]["cases"] += 1
+            cover[op][r.backend]["pass"] += r.status == Status.PASS
+    return {op: {b: dict(c) for b, c in sorted(per.items())} for op, per in sorted(cover.items())}
+
+
+def build_summary(
+    results: Iterable[Result], run: dict, cases: dict[str, dict], changes: Changes, history: list[dict]
+) -> dict:
+    results = sorted(results, key=lambda r: r.key)
+    by_backend: dict[str, list[Result]] = defaultdict(list)
+    for r in results:
+        by_backend[r.backend].append(r)
+    groups = root_causes(results, cases)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run": run,
+        "toolchain": run.get("toolchain") or toolchain_versions(),
+        "machine": run.get("machine") or machine(),
+        "matrix": {
+            "cases": len({r.case for r in results}),
+            "backends": sorted(by_backend),
+            "results": len(results),
+        },
+        "backends": {b: backend_summary(rs) for b, rs in sorted(by_backend.items())},
+        "unknown": sum(1 for r in results if r.code == Code.UNKNOWN),
+        "families": family_summary(results, cases),
+        "op_coverage": op_coverage(results, cases),
+        "root_causes": [g.to_dict() for g in groups],
+        "changes": changes.to_dict(),
+        "history": history,
+    }
