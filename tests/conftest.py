@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -39,14 +40,16 @@ class Run:
 def run_registry(tmp_path):
     """Run `pytest --backend=...` over fixture cases in a subprocess, as a user would."""
 
-    def run(*args: str, cases: str | None = "cases", default_cases: bool = False, timeout: float = 600) -> Run:
+    def run(*args: str, cases: str | None = "cases", default_cases: bool = False, timeout: float = 600, env: dict | None = None) -> Run:
         junit = tmp_path / f"junit-{len(list(tmp_path.glob('junit-*')))}.xml"
         command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--junitxml={junit}", *args]
         if cases:
             command += ["--cases", str(FIXTURES / cases)]
         if not default_cases:
             command.append("--no-default-cases")
-        proc = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            command, cwd=tmp_path, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+        )
         return Run(proc, junit)
 
     return run

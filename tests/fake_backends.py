@@ -14,6 +14,7 @@ import time
 import torch
 
 from conformance.backends.protocol import Backend, batched
+from conformance.toolchain.mlir import PipelineError
 
 
 def die(how: str) -> None:
@@ -100,7 +101,10 @@ class Scripted(Backend):
 
     def lower(self, _, case_run):
         if self._script().get(case_run.case.id) == "raise":
-            raise RuntimeError("error: failed to legalize operation 'torch.aten.fake_op'")
+            raise PipelineError(
+                "builtin.module(torch-backend-to-tosa-backend-pipeline)",
+                "error: failed to legalize operation 'torch.aten.fake_op' that was explicitly marked illegal",
+            )
 
     def run(self, _, inputs, case_run):
         out = case_run.module(*inputs)

@@ -9,7 +9,7 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ["list_cases", "nightly", "merge", "triage", "xfail"]
+COMMANDS = ["list_cases", "nightly", "merge", "triage", "xfail", "custom_audit"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -30,7 +30,7 @@ from conformance.custom_ops.reasons import CONVERTED, ERASED
 from conformance.custom_ops.schema import Kind, schema_of
 
 _VTENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(.+)>")
-# torch element types -> the TOSA (builtin, signless) element type. Unsigned stays unsigned.
+# torch element types -> builtin element types (signless, as TOSA has them).
 ELEMENT_TYPES = {
     "f16": "f16",
     "bf16": "bf16",
@@ -48,6 +48,10 @@ ELEMENT_TYPES = {
     "f8E5M2": "f8E5M2",
     "f8E4M3FN": "f8E4M3FN",
 }
+# What the validation target (verify.TARGET: TOSA 1.1 draft, profiles pro_int
+# and pro_fp, extensions int16, int64, bf16, fp8, dynamic) allows. No TOSA
+# profile has f64, unsigned integers or complex numbers.
+TOSA_ELEMENT_TYPES = {"f16", "bf16", "f32", "i1", "i8", "i16", "i32", "i64", "f8E5M2", "f8E4M3FN"}
 STRUCTURAL = {
     "torch.constant.int",
     "torch.constant.float",
@@ -141,29 +145,38 @@ def contract_string(attr) -> str:
     return ir.StringAttr(attr).value
 
 
-def tosa_type(torch_type) -> str:
-    """`!torch.vtensor<[2,?],si64>` -> `tensor<2x?xi64>`; raises KeyError/ValueError when impossible."""
+def tosa_type(torch_type, legal_only: bool = False) -> str:
+    """`!torch.vtensor<[2,?],si64>` -> `tensor<2x?xi64>`; KeyError (element) or ValueError (no type) when impossible."""
     text = str(torch_type)
     match = _VTENSOR.fullmatch(text)
     if match is None:
         raise ValueError(text)
     dims = [d.strip() for d in match.group(1).split(",") if d.strip()] if match.group(1) else []
     element = ELEMENT_TYPES[match.group(2)]
+    if legal_only and element not in TOSA_ELEMENT_TYPES:
+        raise KeyError(element)
     shape = "x".join("?" if d == "?" else d for d in dims)
     return f"tensor<{shape}x{element}>" if dims else f"tensor<{element}>"
 
 
 def _tensor_type(op: str, value, role: str) -> str:
+    """The TOSA type of a tensor value, or Unconvertible saying why it has none."""
     text = str(value.type)
     if text.startswith("!torch.tensor"):
         raise Unconvertible(op, "mutation", f"its {role} is a non-value tensor ({text}), i.e. mutable memory")
     try:
-        return tosa_type(value.type)
+        converted = tosa_type(value.type, legal_only=True)
     except KeyError:
         element = _VTENSOR.fullmatch(text).group(2)
-        raise Unconvertible(op, "non-tosa-element-type", f"its {role} has element type {element}, which TOSA tensors cannot hold")
+        raise Unconvertible(
+            op, "non-tosa-element-type", f"its {role} has element type {element}, which no TOSA profile or extension allows"
+        ) from None
     except ValueError:
-        raise Unconvertible(op, "unknown-tensor-type", f"its {role} has type {text}, without a known rank and dtype")
+        raise Unconvertible(op, "unknown-tensor-type", f"its {role} has type {text}, without a known rank and dtype") from None
+    dims = _VTENSOR.fullmatch(text).group(1).split(",")
+    if any(d.strip() == "0" for d in dims):
+        raise Unconvertible(op, "empty-tensor", f"its {role} has type {text}, with a zero-sized dimension")
+    return converted
 
 
 # -- reading operands -----------------------------------------------------------------
@@ -410,21 +423,12 @@ def to_custom_module(module) -> tuple[Any | None, Fates]:
         new = ir.Module.create()
         arg_types = []
         for i, arg in enumerate(block.arguments):
-            try:
-                arg_types.append(ir.Type.parse(tosa_type(arg.type)))
-            except (KeyError, ValueError):
-                fates.fail(Unconvertible(f"argument {i}", "non-tensor-argument", f"it has type {arg.type}, which has no TOSA tensor type"))
-                arg_types.append(None)
+            arg_types.append(_boundary_type(fates, arg, f"@main argument {i}"))
         returned = block.operations[len(block.operations) - 1]
         env: dict = {}  # torch Value -> new Value
         cache: dict = {}
         with ir.InsertionPoint(new.body):
-            result_types = []
-            for value in returned.operation.operands:
-                try:
-                    result_types.append(ir.Type.parse(tosa_type(value.type)))
-                except (KeyError, ValueError):
-                    result_types.append(None)
+            result_types = [_boundary_type(fates, v, f"@main result {i}") for i, v in enumerate(returned.operation.operands)]
             usable = all(t is not None for t in arg_types + result_types)
             function = func_d.FuncOp("main", ir.FunctionType.get(arg_types, result_types) if usable else ir.FunctionType.get([], []))
             entry = function.add_entry_block()
@@ -434,17 +438,10 @@ def to_custom_module(module) -> tuple[Any | None, Fates]:
             for op in block.operations:
                 name = op.operation.name
                 if name == "func.return":
-                    missing = [v for v in op.operation.operands if v not in env]
-                    for value in missing:
-                        if not fates.failures:  # a result no op produced: say which
-                            fates.fail(
-                                Unconvertible(
-                                    "func.return",
-                                    "non-tensor-result",
-                                    f"the function returns {value.type} from {_producer_name(value)}, not a tensor",
-                                )
-                            )
                     if not fates.failures:
+                        missing = [v for v in op.operation.operands if v not in env]
+                        if missing:
+                            raise RuntimeError(f"@main returns {missing[0]}, which the conversion did not produce")
                         func_d.ReturnOp([env[v] for v in op.operation.operands])
                     continue
                 if name in STRUCTURAL or name == "torch.prim.ListUnpack":
@@ -462,6 +459,23 @@ def to_custom_module(module) -> tuple[Any | None, Fates]:
         if fates.failures:
             return None, fates
     return new, fates
+
+
+def _boundary_type(fates: Fates, value, role: str):
+    """The TOSA type of a function argument or result; None (and a recorded failure) if it has none."""
+    from torch_mlir import ir
+
+    text = str(value.type)
+    try:
+        if not text.startswith(("!torch.vtensor", "!torch.tensor")):
+            raise Unconvertible(role, "non-tensor-argument" if "argument" in role else "non-tensor-result", f"it is {text}, not a tensor")
+        return ir.Type.parse(_tensor_type(role, value, "type"))
+    except Unconvertible as e:
+        # An op using or producing the value says so too; the boundary is recorded when no op is to blame.
+        if role.startswith("@main result") and _producer(value) is not None:
+            return None
+        fates.fail(e)
+        return None
 
 
 def _convert_one(op, name: str, fates: Fates, env: dict) -> None:

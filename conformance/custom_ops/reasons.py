@@ -11,6 +11,12 @@ from __future__ import annotations
 CONVERTED = "converted"  # became one tosa.custom
 ERASED = "erased-assertion"  # a metadata assertion, checked against the static IR types and erased
 
+ERASED_EXPLANATION = (
+    "aten._assert_tensor_metadata only asserts a dtype, sizes or strides that the IR's static tensor type already "
+    "states; the conversion checks it against that type and erases it (as torch-mlir's canonicalizer does), so it "
+    "is neither converted nor a reason to fail"
+)
+
 KINDS: dict[str, str] = {
     "runtime-scalar": (
         "an operand that must go into implementation_attrs (an int, float, bool or a list of them) is computed at "
@@ -40,8 +46,10 @@ KINDS: dict[str, str] = {
     ),
     "control-flow": "the op holds regions (control flow, a higher-order op), which one tosa.custom cannot carry",
     "non-tosa-element-type": (
-        "a tensor operand or result has an element type TOSA tensors cannot hold (complex, quantized)"
+        "a tensor operand or result has an element type no TOSA profile or extension allows (f64, unsigned "
+        "integers, complex, quantized)"
     ),
+    "empty-tensor": "a tensor operand or result has a zero-sized dimension, and TOSA shapes have no zero dimensions",
     "unknown-tensor-type": "a tensor operand or result has no known rank or dtype, so it has no TOSA tensor type",
     "outside-contract": (
         "the op is torch-mlir IR plumbing or TorchScript's (torch.prim.*, torch.operator of another namespace), not "
@@ -57,4 +65,6 @@ KINDS: dict[str, str] = {
 
 
 def explain(kind: str) -> str:
+    if kind == ERASED:
+        return ERASED_EXPLANATION
     return KINDS.get(kind, "no explanation recorded for this kind")

@@ -1,0 +1,78 @@
+"""The all-ops-to-custom backend: every torch op becomes a tosa.custom, run back on ATen.
+
+    export   torch.export (shared with every torch-mlir backend)
+    import   functionalized, no decomposition table, torch-mlir's FX importer
+             (its own shared key: the IR differs from the default import's)
+    convert  torch dialect -> func + tosa.const + tosa.custom (contract v1);
+             an op that cannot be converted fails the case with
+             CUSTOM_OP_UNCONVERTIBLE, naming the op and the kind of reason
+    verify   valid TOSA, no torch dialect, every tosa.custom decodes
+    run      the interpreter: each tosa.custom calls torch.ops.<operator_name>
+
+A case that passes proves that every op's whole information (name,
+overload, every operand) survived the trip through TOSA IR. What happened
+to each op is in the Result's extras (`custom_ops`), pass or fail.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from conformance.backends.protocol import CaseRun, StageFailure, shared
+from conformance.custom_ops import convert, interpreter, verify
+from conformance.taxonomy import Code
+from conformance.toolchain.mlir import write_ir
+from conformance.toolchain.torch_mlir import TorchMlirBackend, import_program
+
+REPLAY = [sys.executable or "python", "-m", "conformance.custom_ops", "input.mlir"]
+
+
+class TosaCustomBackend(TorchMlirBackend):
+    name = "tosa-custom"
+    description = "every torch op -> tosa.custom (contract v1), verified, run back on ATen by an interpreter"
+    stages = ("export", "import", "convert", "verify", "run")
+
+    @shared("import:no-decompositions")
+    def import_(self, program, case_run: CaseRun):
+        # Functionalization only: no decomposition table. What torch.export
+        # itself rewrites (aten.to -> aten._to_copy) is what the IR holds.
+        return import_program(program.run_decompositions({}))
+
+    def convert(self, module, case_run: CaseRun):
+        case_run.reproduce("convert", {"input.mlir": lambda path: write_ir(module.operation, path)}, REPLAY)
+        converted, fates = convert.to_custom_module(module)
+        case_run.extras.update(fates.extras())
+        if converted is None:
+            first = fates.failures[0]
+            raise StageFailure(
+                Code.CUSTOM_OP_UNCONVERTIBLE,
+                fates.summary(),
+                op=first.op,
+                details="\n".join(f.sentence for f in fates.failures),
+            )
+        return converted
+
+    def verify(self, module, case_run: CaseRun):
+        counts = verify.verify(module, only_custom=True)
+        case_run.extras["custom_op_count"] = counts.get("tosa.custom", 0)
+        return module
+
+    def run(self, module, inputs, case_run: CaseRun):
+        program = _program(module, case_run)
+        try:
+            outputs = program.run(list(inputs))
+        except interpreter.InterpreterError as e:
+            raise StageFailure(Code.RUNTIME_ERROR, f"the custom-op interpreter failed: {e}") from None
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def _program(module, case_run: CaseRun) -> interpreter.Program:
+    """The interpreter's reading of `module`, done once for all input sets of the case."""
+    cached = case_run.notes.get("custom_program")
+    if cached is None or cached[0] is not module:
+        try:
+            cached = (module, interpreter.Program.load(module))
+        except interpreter.InterpreterError as e:
+            raise StageFailure(Code.RUNTIME_ERROR, f"the custom-op interpreter cannot load the module: {e}") from None
+        case_run.notes["custom_program"] = cached
+    return cached[1]

@@ -1,0 +1,69 @@
+"""The real backends (torch-mlir lowerings on IREE, the TOSA reference model), run for real.
+
+One engine runs every pair below as jobs of the real supervised runner, so
+this file costs one export per case and one batched compile per backend.
+"""
+
+import pytest
+
+from conformance.execution.engine import Engine
+from conformance.execution.planning import plan_jobs
+from conformance.execution.settings import Settings
+
+BACKENDS = ["torch", "linalg", "tosa", "stablehlo", "tosa-ref"]
+BASICS = ["tanh", "add.broadcast", "matmul", "mlp"]
+# float32[n, 4] + float32[n, 4], n at two sizes: a broadcasting op, which is
+# where StableHLO needs dynamic_broadcast_in_dim.
+DYNAMIC = "add.dynamic"
+PAIRS = (
+    [(c, b) for c in BASICS + [DYNAMIC] for b in BACKENDS]
+    + [("atanh", "tosa"), ("lenet5", "tosa-ref")]
+)
+
+
+@pytest.fixture(scope="module")
+def results():
+    engine = Engine(Settings(backends=BACKENDS, batch_size=8))
+    try:
+        out = {}
+        for job in plan_jobs(PAIRS, 8, heavy={"mlp", "lenet5"}):
+            out.update({r.key: r for r in engine.run(job)})
+        return out
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", BASICS)
+def test_first_cases_pass_on_every_backend(results, case, backend):
+    result = results[(case, backend)]
+    assert result.passed, result
+    assert {"export", "import", "contract", "lower", "compile", "run", "compare"} <= set(result.timings)
+
+
+@pytest.mark.parametrize("backend", ["torch", "linalg", "tosa"])
+def test_dynamic_shapes_compile_once_and_run_at_two_sizes(results, backend):
+    result = results[(DYNAMIC, backend)]
+    assert result.passed, result
+
+
+@pytest.mark.parametrize("backend", ["stablehlo", "tosa-ref"])
+def test_backends_without_dynamic_shapes_say_so(results, backend):
+    result = results[(DYNAMIC, backend)]
+    assert (result.status, result.code) == ("fail", "DYNAMIC_SHAPE_UNSUPPORTED"), result
+    assert result.stage == "compile"
+    assert "dynamic" in result.explanation
+
+
+def test_an_op_torch_mlir_cannot_lower_to_tosa_is_named(results):
+    # torch-mlir 20261001 has no TOSA lowering for aten.atanh.
+    result = results[("atanh", "tosa")]
+    assert (result.stage, result.code, result.op) == ("lower", "UNSUPPORTED_OP", "aten.atanh"), result
+    assert "torch-mlir cannot lower aten.atanh to tosa" in result.explanation
+    assert "failed to legalize operation 'torch.aten.atanh'" in result.details
+
+
+def test_the_tosa_reference_model_runs_a_small_conv_net(results):
+    result = results[("lenet5", "tosa-ref")]
+    assert result.passed, result
+    assert result.timings["run"] > 0

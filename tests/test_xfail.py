@@ -1,0 +1,121 @@
+"""Xfail sets: verdicts, strictness, the update command, notes kept, stale and malformed entries.
+
+The `scripted` fake backend fails exactly the cases named in $FAKE_SCRIPT,
+so each test sets up the world it needs and runs pytest as a user would.
+"""
+
+import json
+
+import pytest
+
+from conformance.result import Result
+from conformance.xfail.judge import verdict
+from conformance.xfail.sets import Entry, XfailError, XfailSet
+from conformance.xfail.update import update
+from tests.conftest import fake
+
+SCRIPTED = f"--backend={fake('SCRIPTED')}"
+
+
+def script(**behaviour) -> dict:
+    return {"FAKE_SCRIPT": json.dumps({k.replace("_", "."): v for k, v in behaviour.items()})}
+
+
+@pytest.fixture
+def xfail_dir(tmp_path):
+    directory = tmp_path / "xfails"
+    directory.mkdir()
+    return directory
+
+
+def test_update_then_rerun_is_green_and_the_set_pins_code_and_op(run_registry, xfail_dir):
+    env = script(tanh="raise", double="perturb")
+    first = run_registry(SCRIPTED, f"--xfail-dir={xfail_dir}", "--update-xfails", env=env)
+    assert first.returncode == 1  # two unlisted failures
+    assert "xfail sets updated:" in first.output and "scripted: 2 added" in first.output
+    entries = XfailSet.load(xfail_dir, "scripted").entries
+    assert sorted(entries) == ["double", "tanh"]
+    assert (entries["tanh"].code, entries["tanh"].op, entries["tanh"].stage) == ("UNSUPPORTED_OP", "aten.fake_op", "lower")
+    assert entries["double"].code == "NUMERIC_MISMATCH"
+    second = run_registry(SCRIPTED, f"--xfail-dir={xfail_dir}", env=env)
+    assert second.returncode == 0, second
+    assert second.results["tanh[scripted]"]["verdict"] == "XFAIL"
+    assert second.results["add.broadcast[scripted]"]["verdict"] == "PASS"
+
+
+def test_a_passing_case_made_to_fail_turns_the_run_red(run_registry, xfail_dir):
+    run = run_registry(SCRIPTED, f"--xfail-dir={xfail_dir}", env=script(add_broadcast="perturb"))
+    assert run.returncode == 1
+    assert run.results["add.broadcast[scripted]"]["verdict"] == "FAIL"
+    assert "NUMERIC_MISMATCH" in run.output
+
+
+def test_a_listed_case_that_passes_is_xpass_and_the_update_drops_it(run_registry, xfail_dir):
+    XfailSet("scripted", xfail_dir / "scripted.toml", {"tanh": Entry("UNSUPPORTED_OP", "old", "lower", "aten.fake_op")}).save()
+    run = run_registry(SCRIPTED, f"--xfail-dir={xfail_dir}", "--update-xfails")
+    assert run.returncode == 1
+    assert run.results["tanh[scripted]"]["verdict"] == "XPASS"
+    assert "passed, but the xfail set expects UNSUPPORTED_OP" in run.output
+    assert "removed: tanh" in run.output
+    assert XfailSet.load(xfail_dir, "scripted").entries == {}
+
+
+def test_a_different_failure_is_changed_and_the_update_keeps_the_note(run_registry, xfail_dir):
+    XfailSet(
+        "scripted",
+        xfail_dir / "scripted.toml",
+        {"tanh": Entry("UNSUPPORTED_OP", "was unsupported", "lower", "aten.fake_op", note="https://example.org/issue/7")},
+    ).save()
+    run = run_registry(SCRIPTED, f"--xfail-dir={xfail_dir}", "--update-xfails", env=script(tanh="perturb"))
+    assert run.returncode == 1
+    assert run.results["tanh[scripted]"]["verdict"] == "CHANGED"
+    assert "the xfail set expected UNSUPPORTED_OP (aten.fake_op) at lower" in run.output
+    entry = XfailSet.load(xfail_dir, "scripted").entries["tanh"]
+    assert entry.code == "NUMERIC_MISMATCH" and entry.op is None
+    assert entry.note == "https://example.org/issue/7"
+
+
+def test_a_subset_run_keeps_the_other_entries_and_stale_ones_are_reported(run_registry, xfail_dir):
+    XfailSet(
+        "scripted",
+        xfail_dir / "scripted.toml",
+        {
+            "double": Entry("NUMERIC_MISMATCH", "listed, not run in this subset"),
+            "gone.case": Entry("UNSUPPORTED_OP", "its case was deleted", "lower", "aten.gone"),
+        },
+    ).save()
+    run = run_registry(SCRIPTED, f"--xfail-dir={xfail_dir}", "--update-xfails", "-n", "2", "-k", "tanh", env=script(tanh="raise"))
+    assert "scripted: 1 added, 0 changed, 0 removed, 1 stale" in run.output, run
+    assert "stale (no such case in the registry): gone.case" in run.output
+    assert sorted(XfailSet.load(xfail_dir, "scripted").entries) == ["double", "gone.case", "tanh"]
+
+
+def test_a_malformed_xfail_file_names_file_line_and_problem(run_registry, xfail_dir):
+    (xfail_dir / "scripted.toml").write_text('# header\n\n["tanh"]\ncode = "UNSUPPORTED_OP"\n\n["double"]\ncode = "NOT_A_CODE"\n')
+    run = run_registry(SCRIPTED, f"--xfail-dir={xfail_dir}")
+    assert run.returncode == 4
+    assert f"{xfail_dir / 'scripted.toml'}:6: entry 'double': unknown code 'NOT_A_CODE'" in run.output
+    (xfail_dir / "scripted.toml").write_text('["tanh"\ncode = 1\n')
+    with pytest.raises(XfailError, match=r"scripted.toml: invalid TOML: .*line 1"):
+        XfailSet.load(xfail_dir, "scripted")
+
+
+def test_verdicts_match_on_code_and_op_not_the_wording():
+    failed = Result("c", "b", "fail", stage="lower", code="UNSUPPORTED_OP", op="aten.cumsum", explanation="new words")
+    assert verdict(failed, Entry("UNSUPPORTED_OP", "old words", "lower", "aten.cumsum")) == "XFAIL"
+    assert verdict(failed, Entry("UNSUPPORTED_OP", "old words", "lower", "aten.cummax")) == "CHANGED"
+    assert verdict(failed, Entry("NUMERIC_MISMATCH", "")) == "CHANGED"
+    assert verdict(failed, None) == "FAIL"
+    assert verdict(Result("c", "b", "pass"), Entry("UNSUPPORTED_OP", "")) == "XPASS"
+    assert verdict(Result("c", "b", "skip"), None) == "SKIP"
+
+
+def test_the_file_is_sorted_and_round_trips(tmp_path):
+    xfails = XfailSet("b", tmp_path / "b.toml", {"z.case": Entry("CRASH", "z"), "a.case": Entry("TIMEOUT", 'quote " and \\ backslash', note="n")})
+    xfails.save()
+    text = (tmp_path / "b.toml").read_text()
+    assert text.index('["a.case"]') < text.index('["z.case"]')
+    loaded = XfailSet.load(tmp_path, "b")
+    assert loaded.entries == xfails.entries
+    report = update(loaded, [Result("a.case", "b", "pass")], known_cases={"a.case"})
+    assert report.removed == ["a.case"] and report.stale == ["z.case"]
