@@ -58,10 +58,20 @@ class CaseRun:
     options: dict[str, Any] = field(default_factory=dict)  # run options, e.g. custom_ops
     notes: dict[str, Any] = field(default_factory=dict)  # what stages leave for later ones and for bundles
     extras: dict[str, Any] = field(default_factory=dict)  # JSON data for the Result (e.g. ops seen)
+    staging: Path | None = None  # with --artifacts: where this pair's bundle is prepared
 
     def reproduce(self, stage: str, files: dict[str, Callable[[Path], None]], *commands: list[str]) -> None:
-        """Say how to replay `stage`; call it before the risky part of the stage."""
-        self.notes.setdefault("reproducers", {})[stage] = Reproducer(files, list(commands))
+        """Say how to replay `stage`; call it before the risky part of the stage.
+
+        With --artifacts the files are written at once, so a stage that then
+        crashes the process still leaves its reproducer behind.
+        """
+        reproducer = Reproducer(files, list(commands))
+        self.notes.setdefault("reproducers", {})[stage] = reproducer
+        if self.staging is not None:
+            from conformance.bundles import stage_reproducer
+
+            stage_reproducer(self.staging, stage, reproducer)
 
 
 class StageFailure(Exception):

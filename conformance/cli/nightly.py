@@ -42,6 +42,7 @@ def add_execution_arguments(parser) -> None:
     group.add_argument("--batch-size", type=int, default=defaults.DEFAULT_BATCH, help="op cases compiled together")
     group.add_argument("--cache-dir", default=os.environ.get("CONFORMANCE_CACHE"), help="compile cache location (default .conformance-cache)")
     group.add_argument("--no-cache", action="store_true", help="neither read nor write the compile cache")
+    group.add_argument("--artifacts", metavar="DIR", help="write a reproducer bundle for each failing case here")
     group.add_argument("--xfail-dir", help="judge results against these xfail sets (default: xfail_sets/)")
     group.add_argument("--no-xfail", action="store_true", help="do not judge results against the xfail sets")
 
@@ -57,6 +58,7 @@ def execution_settings(args, backends: list[str]):
         case_timeout=args.case_timeout,
         batch_size=args.batch_size,
         cache_dir=cache,
+        artifacts=os.path.abspath(args.artifacts) if args.artifacts else None,
     )
 
 

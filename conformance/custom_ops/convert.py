@@ -543,6 +543,7 @@ def convert_selected(module, wanted: list[str]) -> Fates:
     fates = Fates()
     main = _main(module)
     block = main.regions[0].blocks[0]
+    _load_torch_c(module.context)
     with module.context, ir.Location.unknown(module.context):
         for op in list(block.operations):
             name = op.operation.name
@@ -578,6 +579,22 @@ def convert_selected(module, wanted: list[str]) -> Fates:
             op.operation.erase()
         _erase_dead(block)
     return fates
+
+
+def _load_torch_c(context) -> None:
+    """Load torch-mlir's torch_c dialect into `context` (the Python bindings register only torch).
+
+    Ops of a dialect not loaded yet are created unregistered, and the pass
+    manager then misreads them; running a pass that depends on torch_c on an
+    empty module loads it.
+    """
+    from torch_mlir import ir
+    from torch_mlir.passmanager import PassManager
+
+    if context.is_registered_operation("torch_c.to_builtin_tensor"):
+        return
+    with context:
+        PassManager.parse("builtin.module(torch-func-backend-type-conversion)").run(ir.Module.parse("module {}").operation)
 
 
 def _erase_dead(block) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from conformance import result as results
+from conformance.bundles import finalize
 from conformance.classify import classify_crash, classify_timeout
 from conformance.execution.settings import Settings
 from conformance.execution.supervisor import ChildProcess, Died, Silent
@@ -137,6 +138,9 @@ class Engine:
             found = classify_timeout(stage, self.settings.case_timeout, output)
         else:
             found = classify_crash(stage, reply.how, output)
-        return results.failed(
+        result = results.failed(
             case, backend, stage=stage, code=found.code, explanation=found.explanation, details=found.details
         )
+        if self.settings.artifacts:
+            result.artifacts = str(finalize(self.settings.artifacts, result))
+        return result

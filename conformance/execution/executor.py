@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import torch
 
+from conformance import bundles
 from conformance import result as results
 from conformance.backends.protocol import Backend, CaseRun
 from conformance.cases.inputs import make_inputs, make_module
@@ -96,7 +97,9 @@ class Executor:
                 continue
             workdir = self.scratch / safe_name(case_id) / safe_name(backend.name)
             workdir.mkdir(parents=True, exist_ok=True)
-            run = dataclasses.replace(prepared, workdir=workdir, notes={}, extras={})
+            run = dataclasses.replace(prepared, workdir=workdir, notes={}, extras={}, staging=self._staging(case_id, backend.name))
+            if run.staging is not None:
+                bundles.stage_case_data(run.staging, run)
             items.append(Item(case_id, run, timings=self._eager_timings(case_id)))
 
         for index, stage in enumerate(backend.stages):
@@ -264,8 +267,18 @@ class Executor:
             extras,
         )
 
+    def _staging(self, case_id: str, backend: str) -> Path | None:
+        if not self.settings.artifacts:
+            return None
+        staging = bundles.staging_dir(self.settings.artifacts, case_id, backend)
+        staging.mkdir(parents=True, exist_ok=True)
+        return staging
+
     def _emit(self, result: results.Result, extras: dict | None = None) -> None:
         result.extras = dict(extras or {})
+        if self.settings.artifacts:
+            bundle = bundles.finalize(self.settings.artifacts, result)
+            result.artifacts = str(bundle) if bundle else None
         self.report({"t": "result", "result": result.to_dict()})
 
 

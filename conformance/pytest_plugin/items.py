@@ -32,7 +32,10 @@ class CaseSourceCollector(pytest.Collector):
 
     def collect(self):
         runner = self.config.stash[RUNNER_KEY]
+        wanted = set(self.config.getoption("case"))
         for case in self.source.load(runner.settings.suites):
+            if wanted and case.id not in wanted:
+                continue
             other = self.seen.setdefault(case.id, case)
             if other is not case:
                 raise RegistryError(f"duplicate case id {case.id!r}: defined at {other.defined_at} and at {case.defined_at}")

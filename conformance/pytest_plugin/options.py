@@ -30,6 +30,13 @@ def add_options(parser: pytest.Parser) -> None:
         help="add cases from a directory or an importable module (repeatable)",
     )
     group.addoption(
+        "--case",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only these case ids, exactly (repeatable); -k matches substrings",
+    )
+    group.addoption(
         "--no-default-cases",
         action="store_true",
         help="leave out the project's own cases/ directory (run only --cases and entry points)",

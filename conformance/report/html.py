@@ -102,10 +102,16 @@ def _cell_anchor(case: str, backend: str) -> str:
 
 
 def _heat(rate: float | None) -> str:
-    """A background from red (0%) through yellow to green (100%)."""
+    """A background for a pass rate: a clear green at 100%, then yellow to red down to 50% and below.
+
+    Most rates sit between 50% and 100%, so the scale spends its hues there.
+    """
     if rate is None:
         return ""
-    return f' style="background:hsl({round(rate * 120)},62%,84%)"'
+    if rate >= 1:
+        return ' style="background:hsl(125,55%,78%)"'
+    hue = round(95 * max(0.0, (rate - 0.5) / 0.5) ** 1.3)
+    return f' style="background:hsl({hue},78%,{84 if hue > 30 else 86}%)"'
 
 
 def _text_colour(hex_colour: str) -> str:
@@ -191,7 +197,8 @@ class _Page:
         )
 
     def backend_name(self, backend: str) -> str:
-        return f'<span class="sw" style="background:{self.colours.get(backend, "#888")}"></span>{esc(backend)}'
+        colour = self.colours.get(backend, "#888")
+        return f'<span class="bn"><span class="sw" style="background:{colour}"></span>{esc(backend)}</span>'
 
     # ---------------------------------------------------------------- page
 
@@ -208,7 +215,9 @@ class _Page:
                 for a, t in (
                     ("overview", "Overview"), ("trend", "Trend"), ("backends", "Backends"), ("changes", "Changes"),
                     ("root-causes", "Root causes"), ("families", "Families"), ("matrix", "Matrix"),
-                    ("ops", "Op coverage"), ("stages", "Stage times"), ("run", "Run"),
+                    ("ops", "Op coverage"), ("stages", "Stage times"),
+                    *((f"extra-{n}", esc(x.get("title"))) for n, x in enumerate(self.summary.get("sections") or [])),
+                    ("run", "Run"),
                 )
             )
             + "</nav>",
@@ -248,7 +257,7 @@ class _Page:
         for code in self.codes:
             i = self.code_index[code]
             colour = self.code_style[code][1]
-            rules.append(f".mx td.k{i},.lg .k{i}{{background-color:{colour};color:{_text_colour(colour)}}}")
+            rules.append(f".mx td.k{i},.lg.k{i}{{background-color:{colour};color:{_text_colour(colour)}}}")
         return "\n" + "\n".join(rules) + "\n"
 
     # ---------------------------------------------------------------- header and overview
@@ -377,7 +386,7 @@ class _Page:
                 f'<td class="n" data-k="pass_rate"><b>{pct(b["pass_rate"])}</b></td>'
                 f'<td class="n" data-k="unknown">{b.get("unknown", 0):,}</td>'
                 + "".join(f'<td class="n" data-k="{esc(v)}">{(b.get("by_verdict") or {}).get(v, 0):,}</td>' for v in verdicts)
-                + f'<td class="codes">{"<br>".join(self.code_chip(c, n) for c, n in codes) or "–"}</td></tr>'
+                + f'<td class="codes">{"".join(f"<span>{self.code_chip(c, n)}</span>" for c, n in codes) or "–"}</td></tr>'
             )
             bars.append((backend, st.get("pass", 0), st.get("fail", 0), st.get("skip", 0), b["pass_rate"]))
         return (

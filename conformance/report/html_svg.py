@@ -82,8 +82,9 @@ def trend_chart(history: list[dict], backends: list[str], colours: dict[str, str
         label = str(h.get("report") or (h.get("started") or "")[:10] or i + 1)
         if len(label) > 16:
             label = label[:15] + "…"
+        anchor = "middle" if n == 1 or 0 < i < n - 1 else "start" if i == 0 else "end"
         out.append(
-            f'<text class="axis" x="{_f(xs[i])}" y="{height - bottom + 18}" text-anchor="middle">{esc(label)}</text>'
+            f'<text class="axis" x="{_f(xs[i])}" y="{height - bottom + 18}" text-anchor="{anchor}">{esc(label)}</text>'
         )
     for backend in backends:
         colour = colours.get(backend, "#333")

@@ -88,6 +88,8 @@ class IreeBackend(TorchMlirBackend):
 
     @batched
     def compile(self, lowered: list, case_runs: list[CaseRun]) -> list[Entry]:
+        for module, case_run in zip(lowered, case_runs):
+            case_run.notes["lowered"] = module  # the run stage's replay compiles the case alone
         workdir = case_runs[0].workdir
         if len(lowered) == 1:
             source = write_ir(lowered[0], workdir / "compile-input.mlir", self.generic_form)
@@ -123,11 +125,49 @@ class IreeBackend(TorchMlirBackend):
         return path, names
 
     def run(self, entry: Entry, inputs: list[torch.Tensor], case_run: CaseRun):
+        if "run" not in case_run.notes.get("reproducers", {}):
+            self._reproduce_run(case_run, len(inputs))
         function = entry.compiled.function(entry.function)
         outputs = function(*[to_numpy(t) for t in inputs])
         if isinstance(outputs, (tuple, list)):
             return tuple(from_iree(o) for o in outputs)
         return from_iree(outputs)
+
+
+    def _reproduce_run(self, case_run: CaseRun, inputs: int) -> None:
+        """Compile the case alone and run it on input set 0, checking eager's outputs."""
+        from torch.utils._pytree import tree_flatten
+
+        lowered = case_run.notes["lowered"]
+        outputs = len(tree_flatten(case_run.expected[0])[0])
+        case_run.reproduce(
+            "run",
+            {"input.mlir": lambda path: write_ir(lowered, path, self.generic_form)},
+            self.compile_command("input.mlir", "module.vmfb", tool="iree-compile"),
+            [
+                "iree-run-module",
+                "--module=module.vmfb",
+                f"--device={DRIVER}",
+                "--function=main",
+                *(f"--input=@inputs/set0/{i}.npy" for i in range(inputs)),
+                *(f"--expected_output=@expected/set0/{j}.npy" for j in range(outputs)),
+                *tolerance_flags(case_run.case),
+            ],
+        )
+
+
+def tolerance_flags(case) -> list[str]:
+    """iree-run-module's comparison flags for the case's tolerances (torch.testing's when unset)."""
+    from torch.testing._comparison import default_tolerances
+
+    flags = []
+    rtols = []
+    for name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16), ("f32", torch.float32), ("f64", torch.float64)):
+        rtol, atol = (case.rtol, case.atol) if case.rtol is not None else default_tolerances(dtype)
+        flags.append(f"--expected_{name}_threshold={atol:g}")
+        rtols.append(rtol)
+    # One rtol for every type: the float32 one, which is what most cases produce.
+    return [*flags, f"--expected_rtol={rtols[2]:g}"]
 
 
 def from_iree(value) -> torch.Tensor:

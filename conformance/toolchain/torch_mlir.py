@@ -37,7 +37,9 @@ def dynamic_shapes(case_run: CaseRun):
         return None
     dims: dict[str, torch.export.Dim] = {}
     per_input = tuple(
-        {i: dims.setdefault(d.name, torch.export.Dim(d.name)) for i, d in spec.dynamic_dims.items()} or None
+        # The smallest size the case runs at bounds the Dim: unbounded, export must
+        # also prove sizes 0 and 1, which fails for natural cases like x[1:].
+        {i: dims.setdefault(d.name, torch.export.Dim(d.name, min=min(d.sizes))) for i, d in spec.dynamic_dims.items()} or None
         for spec in case.inputs
     )
     parameters = inspect.signature(case_run.module.forward).parameters.values()

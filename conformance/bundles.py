@@ -1,0 +1,147 @@
+"""Reproducer bundles: one folder per failing (case, backend) under --artifacts DIR.
+
+    DIR/<case>/<backend>/
+        README.txt       case, backend, stage, code, explanation; how to replay
+        reproduce.sh     the exact public-tool commands (torch-mlir-opt, iree-compile, ...)
+        <stage input>    e.g. input.mlir: the IR entering the failing stage
+        inputs/          the case's inputs as .npy (one folder per input set)
+        expected/        eager's outputs as .npy
+        details.txt      every diagnostic captured
+
+A stage says how to replay itself (CaseRun.reproduce) before its risky part;
+with --artifacts on, that is written to a staging folder at once, so a stage
+that crashes or hangs the process still leaves its bundle behind: the
+supervisor finalises those, the child finalises the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from conformance.paths import safe_name
+from conformance.result import Result
+
+STAGING = ".staging"
+
+
+def staging_dir(artifacts: str | Path, case: str, backend: str) -> Path:
+    return Path(artifacts) / STAGING / safe_name(case) / safe_name(backend)
+
+
+def bundle_dir(artifacts: str | Path, case: str, backend: str) -> Path:
+    return Path(artifacts) / safe_name(case) / safe_name(backend)
+
+
+def stage_case_data(staging: Path, case_run) -> None:
+    """The inputs and eager's outputs, written before any backend stage runs."""
+    from torch.utils._pytree import tree_flatten
+
+    from conformance.toolchain.arrays import to_numpy
+
+    for index, (inputs, expected) in enumerate(zip(case_run.inputs, case_run.expected)):
+        for folder, tensors in (("inputs", inputs), ("expected", tree_flatten(expected)[0])):
+            target = staging / folder / f"set{index}"
+            target.mkdir(parents=True, exist_ok=True)
+            for i, t in enumerate(tensors):
+                if hasattr(t, "detach"):
+                    np.save(target / f"{i}.npy", to_numpy(t))
+
+
+def stage_reproducer(staging: Path, stage: str, reproducer) -> None:
+    """Write a stage's replay files and commands now, before the stage can crash."""
+    target = staging / "stages" / stage
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    for name, write in reproducer.files.items():
+        write(target / name)
+    (target / "commands.json").write_text(json.dumps(reproducer.commands))
+
+
+def finalize(artifacts: str | Path, result: Result) -> Path | None:
+    """Turn the staging folder of a failed pair into its bundle; return the bundle's path."""
+    staging = staging_dir(artifacts, result.case, result.backend)
+    if not result.failed:
+        _remove_staging(staging)
+        return None
+    bundle = bundle_dir(artifacts, result.case, result.backend)
+    shutil.rmtree(bundle, ignore_errors=True)
+    bundle.mkdir(parents=True)
+    for folder in ("inputs", "expected"):
+        if (staging / folder).exists():
+            shutil.move(str(staging / folder), bundle / folder)
+    # A wrong answer is replayed by running the module: the run stage's reproducer.
+    replay = staging / "stages" / (result.stage or "")
+    if not replay.exists() and result.stage == "compare":
+        replay = staging / "stages" / "run"
+    commands: list[list[str]] = []
+    if replay.exists():
+        commands = json.loads((replay / "commands.json").read_text())
+        for item in replay.iterdir():
+            if item.name != "commands.json":
+                shutil.move(str(item), bundle / item.name)
+    _write_script(bundle, result, commands)
+    (bundle / "details.txt").write_text(result.details or "(no diagnostics captured)\n")
+    (bundle / "README.txt").write_text(_readme(result, bool(commands)))
+    _remove_staging(staging)
+    return bundle
+
+
+def _remove_staging(staging: Path) -> None:
+    """Remove a pair's staging folder, and its parents once they are empty."""
+    shutil.rmtree(staging, ignore_errors=True)
+    for parent in (staging.parent, staging.parent.parent):
+        try:
+            parent.rmdir()
+        except OSError:
+            break
+
+
+def _tool_path() -> str:
+    """Where this machine's public tools live: the venv's bin and the tosa-tools prefix."""
+    bins = [Path(sys.executable).parent]
+    tosa = Path(sys.prefix) / "tosa-tools" / "bin"
+    if os.environ.get("CONFORMANCE_TOSA_TOOLS"):
+        tosa = Path(os.environ["CONFORMANCE_TOSA_TOOLS"]) / "bin"
+    bins.append(tosa)
+    return ":".join(str(b) for b in bins)
+
+
+def _write_script(bundle: Path, result: Result, commands: list[list[str]]) -> None:
+    lines = [
+        "#!/bin/sh",
+        f"# Replays {result.case}[{result.backend}]: {result.code} at stage {result.stage}.",
+        "# The tools of the machine that wrote this bundle; adjust PATH if you moved it.",
+        f'export PATH="{_tool_path()}:$PATH"',
+        "export TOSA_MODEL_NO_BACKTRACE=1  # else the reference model attaches gdb on a fatal error",
+        'cd "$(dirname "$0")"',
+    ]
+    if commands:
+        lines += [shlex.join(command) for command in commands]
+    else:
+        # No public tool runs this stage on its own (torch.export, the FX import, eager): rerun the case.
+        lines.append(f"pytest --backend={shlex.quote(result.backend)} --case={shlex.quote(result.case)}")
+    path = bundle / "reproduce.sh"
+    path.write_text("\n".join(lines) + "\n")
+    path.chmod(0o755)
+
+
+def _readme(result: Result, has_commands: bool) -> str:
+    op = f" ({result.op})" if result.op else ""
+    how = (
+        "reproduce.sh replays the failing stage with public tools on the files here."
+        if has_commands
+        else "This stage has no public-tool equivalent; reproduce.sh reruns the case through conformance."
+    )
+    return (
+        f"case {result.case}, backend {result.backend}, stage {result.stage}, code {result.code}{op}\n"
+        f"{result.explanation}\n\n{how}\n"
+        "inputs/setN/I.npy are the case's inputs and expected/setN/J.npy eager's outputs (input set N).\n"
+        "details.txt holds every diagnostic the tools printed.\n"
+    )
