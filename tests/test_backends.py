@@ -67,3 +67,39 @@ def test_the_tosa_reference_model_runs_a_small_conv_net(results):
     result = results[("lenet5", "tosa-ref")]
     assert result.passed, result
     assert result.timings["run"] > 0
+
+
+@pytest.mark.parametrize("backend", ["torch", "linalg", "tosa", "stablehlo"])
+def test_a_batch_compiles_as_one_module_with_right_answers(backend, tmp_path):
+    # Two models with different weights under the same resource names, and an op:
+    # one iree-compile call, and each function still computes its own case.
+    import torch
+
+    from conformance.backends import loader
+    from conformance.backends.protocol import CaseRun
+    from conformance.cases.inputs import make_inputs, make_module
+    from conformance.cases.spec import T, model, op
+
+    cases = [
+        model("m1", lambda: torch.nn.Linear(3, 3), T(2, 3)),
+        model("m2", lambda: torch.nn.Linear(3, 3), T(2, 3), seed=5),
+        op("t", lambda x: torch.tanh(x) + 1, T(2, 3)),
+    ]
+    chosen = loader.resolve(backend)
+    runs, values = [], []
+    for i, case in enumerate(cases):
+        module, inputs = make_module(case), make_inputs(case)
+        with torch.no_grad():
+            expected = [module(*x) for x in inputs]
+        run = CaseRun(case, module, inputs, expected, tmp_path / str(i))
+        run.workdir.mkdir()
+        value = None
+        for stage in chosen.stages[:-2]:  # up to, not including, compile and run
+            value = chosen.stage_method(stage)(value, run)
+        runs.append(run)
+        values.append(value)
+    entries = chosen.compile(values, runs)
+    assert len({id(e.compiled) for e in entries}) == 1
+    assert [e.function for e in entries] == ["c0", "c1", "c2"]
+    for entry, run in zip(entries, runs):
+        torch.testing.assert_close(chosen.run(entry, run.inputs[0], run), run.expected[0])

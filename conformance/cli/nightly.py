@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -121,6 +122,10 @@ def case_snapshot(cases) -> dict:
     return {c.id: {"kind": c.kind, "family": c.family, "ops": list(c.ops), "tags": sorted(c.all_tags), "suite": c.suite} for c in cases}
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def run(args) -> int:
     from conformance.nightly.matrix import Shard, matrix_pairs, plan
     from conformance.nightly.progress import Progress
@@ -177,6 +182,7 @@ def run(args) -> int:
         progress.update(result)
 
     interrupted = False
+    signal.signal(signal.SIGTERM, _interrupt)  # a cancelled CI job: stop as for Ctrl-C, keep the results
     try:
         stats = run_jobs(jobs, settings, args.workers, sink)
     except KeyboardInterrupt:

@@ -34,9 +34,16 @@ class TosaCustomBackend(TorchMlirBackend):
 
     @shared("import:no-decompositions")
     def import_(self, program, case_run: CaseRun):
-        # Functionalization only: no decomposition table. What torch.export
-        # itself rewrites (aten.to -> aten._to_copy) is what the IR holds.
-        return import_program(program.run_decompositions({}))
+        # No decomposition table, as torch_mlir.fx.export_and_import(...,
+        # decomposition_table={}) does: the exported graph is imported as it
+        # is. A graph that mutates (in-place ops, input or buffer mutations)
+        # is functionalized first, by run_decompositions with an empty table,
+        # which also rewrites what torch.export itself always rewrites
+        # (aten.to -> aten._to_copy).
+        if not is_functional(program):
+            case_run.extras["functionalized"] = True
+            program = program.run_decompositions({})
+        return import_program(program)
 
     def convert(self, module, case_run: CaseRun):
         case_run.reproduce("convert", {"input.mlir": lambda path: write_ir(module.operation, path)}, REPLAY)
@@ -64,6 +71,25 @@ class TosaCustomBackend(TorchMlirBackend):
         except interpreter.InterpreterError as e:
             raise StageFailure(Code.RUNTIME_ERROR, f"the custom-op interpreter failed: {e}") from None
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def is_functional(program) -> bool:
+    """Whether an ExportedProgram's graph is made of pure ATen ops only (nothing to functionalize)."""
+    import operator
+
+    import torch
+
+    signature = program.graph_signature
+    if signature.buffers_to_mutate or signature.user_inputs_to_mutate:
+        return False
+    for node in program.graph.nodes:
+        if node.op != "call_function" or node.target is operator.getitem:
+            continue
+        if not isinstance(node.target, torch._ops.OpOverload):
+            return False  # a higher-order op (autocast, set_grad_enabled, cond...): let torch.export inline it
+        if any(a.alias_info is not None and a.alias_info.is_write for a in node.target._schema.arguments):
+            return False
+    return True
 
 
 def _program(module, case_run: CaseRun) -> interpreter.Program:

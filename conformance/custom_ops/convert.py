@@ -544,6 +544,7 @@ def convert_selected(module, wanted: list[str]) -> Fates:
     main = _main(module)
     block = main.regions[0].blocks[0]
     _load_torch_c(module.context)
+    cache: dict = {}
     with module.context, ir.Location.unknown(module.context):
         for op in list(block.operations):
             name = op.operation.name
@@ -559,10 +560,7 @@ def convert_selected(module, wanted: list[str]) -> Fates:
                 continue
             fates.record(encoded.operator_name, CONVERTED)
             with ir.InsertionPoint(op):
-                inputs = [
-                    ir.Operation.create("torch_c.to_builtin_tensor", results=[ir.Type.parse(tosa_type(t.type))], operands=[t]).result
-                    for t in encoded.tensors
-                ]
+                inputs = [_builtin_operand(t, module, cache) for t in encoded.tensors]
                 custom = tosa.CustomOp(
                     [ir.Type.parse(t) for t in encoded.output_types],
                     encoded.operator_name,
@@ -579,6 +577,19 @@ def convert_selected(module, wanted: list[str]) -> Fates:
             op.operation.erase()
         _erase_dead(block)
     return fates
+
+
+def _builtin_operand(value, module, cache: dict):
+    """A torch tensor as a builtin one: a literal becomes a tosa.const (as in the RFC), the rest a torch_c cast."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import tosa
+
+    builtin_type = ir.Type.parse(tosa_type(value.type))
+    producer = _producer(value)
+    if producer is not None and producer.operation.name == "torch.vtensor.literal":
+        attr = _retype(producer.operation.attributes["value"], builtin_type, module, cache)
+        return tosa.ConstOp(attr, results=[builtin_type]).result
+    return ir.Operation.create("torch_c.to_builtin_tensor", results=[builtin_type], operands=[value]).result
 
 
 def _load_torch_c(context) -> None:
@@ -603,6 +614,7 @@ def _erase_dead(block) -> None:
     while changed:
         changed = False
         for op in reversed(list(block.operations)):
-            if op.operation.name in STRUCTURAL and all(not list(r.uses) for r in op.operation.results):
+            removable = op.operation.name in STRUCTURAL or op.operation.name == "torch.vtensor.literal"
+            if removable and all(not list(r.uses) for r in op.operation.results):
                 op.operation.erase()
                 changed = True

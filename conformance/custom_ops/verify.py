@@ -93,6 +93,11 @@ def _tensor_indices(values) -> list[int]:
     return out
 
 
+def custom_ops(module) -> list:
+    """Every tosa.custom in `module`, in order."""
+    return [op for op in _walk(module.operation) if op.name == "tosa.custom"]
+
+
 def verify(module, *, only_custom: bool) -> Counter:
     """Raise StageFailure unless `module` passes every check; return the count of each op name."""
     from torch_mlir import ir

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -202,6 +203,8 @@ class Executor:
         except Exception as e:
             if len(chunk) > 1:
                 # Split until the guilty cases stand alone, so each gets its own verdict.
+                # Said in the output: a batching problem must never hide as slowness.
+                print(f"conformance: batch of {len(chunk)} failed at {stage} ({type(e).__name__}); splitting it", file=sys.stderr)
                 half = len(chunk) // 2
                 self._batched_stage(backend, stage, chunk[:half])
                 self._batched_stage(backend, stage, chunk[half:])

@@ -86,8 +86,8 @@ def render(summary: dict, results: list[Result], cases: dict[str, dict]) -> str:
 
 def _json_for_script(data) -> str:
     """JSON that is safe inside <script type="application/json">: no `<`, `>`, `&` can close the tag."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+    text = json.dumps(data, ensure_ascii=True, separators=(",", ":"))  # ASCII: U+2028/9 come out escaped too
+    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
         text = text.replace(raw, escaped)
     return text
 
@@ -144,8 +144,10 @@ class _Page:
         for r in results:
             r = r if isinstance(r, Result) else Result.from_dict(r)
             self.results[(r.case, r.backend)] = r
-        order = list(summary.get("matrix", {}).get("backends") or summary.get("backends", {}))
-        for _, backend in sorted(self.results):
+        # Backends in the order the run named them (the golden one usually first), then any others.
+        present = set(summary.get("backends") or {}) | {b for _, b in self.results}
+        order = [b for b in summary.get("run", {}).get("backends") or [] if b in present]
+        for backend in [*(summary.get("matrix", {}).get("backends") or []), *sorted(present)]:
             if backend not in order:
                 order.append(backend)
         self.backends: list[str] = order
@@ -243,7 +245,7 @@ class _Page:
             "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
             f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
         )
-        return (
+        page = (
             "<!DOCTYPE html>\n"
             '<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
@@ -251,6 +253,9 @@ class _Page:
             f"<title>Conformance report {esc(started)}</title>"
             f"<style>{css}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
         )
+        # Pure ASCII, whatever encoding the file is written in: the script, the style and the JSON
+        # are ASCII already (so untouched), text and attributes get character references.
+        return page.encode("ascii", "xmlcharrefreplace").decode("ascii")
 
     def _code_css(self) -> str:
         rules = []
@@ -726,7 +731,7 @@ class _Page:
                 if r.timings:
                     t = [0] * len(stages)
                     for s, secs in r.timings.items():
-                        t[stage_pos[s]] = round(secs, 3)
+                        t[stage_pos[s]] = round(secs, 2)  # 10 ms is precise enough to see where time goes
                     while t and not t[-1]:
                         t.pop()
                     if t:

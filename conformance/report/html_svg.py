@@ -55,10 +55,10 @@ def trend_chart(history: list[dict], backends: list[str], colours: dict[str, str
     n = len(history)
     xs = [left + (pw * i / (n - 1) if n > 1 else pw / 2) for i in range(n)]
     values = [v for h in history for v in (h.get("pass_rate") or {}).values() if v is not None]
-    lo = max(0.0, math.floor((min(values) - 0.02) * 10) / 10) if values else 0.0
-    hi = 1.0
+    lowest = max(0.0, min(values) - 0.02) if values else 0.0
+    step = 0.05 if lowest >= 0.7 else 0.1 if lowest >= 0.4 else 0.25
+    lo, hi = math.floor(lowest / step + 1e-9) * step, 1.0  # gridlines on multiples of the step, up to 100%
     span = hi - lo
-    step = 0.05 if span <= 0.3 else 0.1 if span <= 0.6 else 0.25
 
     def y(v: float) -> float:
         return top + ph * (1 - (v - lo) / span)

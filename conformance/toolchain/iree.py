@@ -108,11 +108,16 @@ class IreeBackend(TorchMlirBackend):
         return [Entry(compiled, name) for name in names]
 
     def _merge(self, lowered: list, path: Path) -> tuple[Path, list[str]]:
-        """One module with case i's @main renamed @c<i>, parsed into a fresh context."""
+        """One module with case i's @main renamed @c<i>.
+
+        The modules are parsed into the context the first one was lowered in:
+        it has loaded every dialect this backend's lowering produces (a fresh
+        context cannot parse stablehlo, nor torch without registering it).
+        """
         from torch_mlir import ir
 
         names = [f"c{i}" for i in range(len(lowered))]
-        with ir.Context(), ir.Location.unknown():
+        with lowered[0].context, ir.Location.unknown():
             merged = ir.Module.create()
             for name, op in zip(names, lowered):
                 module = ir.Module.parse(op.get_asm(print_generic_op_form=self.generic_form, large_elements_limit=None))

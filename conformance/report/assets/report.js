@@ -1,6 +1,6 @@
 /* report.html behaviour: cell tooltips and details panel, matrix and op filters, #cell= links.
    Reads the JSON in #report-data. Data only ever reaches the page through textContent
-   and the title property: never through innerHTML. */
+   and the title property: never through innerHTML. Kept ASCII (the page is). */
 (function () {
   "use strict";
   var dataEl = document.getElementById("report-data");
@@ -31,13 +31,13 @@
     if (!tr || tr.dataset.i === undefined || td.cellIndex < 1) return null;
     return [+tr.dataset.i, td.cellIndex - 1];
   }
-  function seconds(t) { return t < 10 ? t.toFixed(3) : t.toFixed(1); }
+  function seconds(t) { return t < 10 ? t.toFixed(2) : t.toFixed(1); }
 
   function facts(i, j) {
     var row = D.rows[i], c = D.cells[i * NB + j] || {}, td = rows[i].cells[j + 1];
     var out = [["backend", B[j]]];
     var outcome = statusOf(td);
-    if (c.v !== undefined) outcome += " · xfail verdict " + str(c.v);
+    if (c.v !== undefined) outcome += " \u00b7 xfail verdict " + str(c.v);
     out.push(["outcome", outcome]);
     if (c.c !== undefined) out.push(["code", str(c.c)]);
     if (c.g !== undefined) out.push(["stage", str(c.g)]);
@@ -65,10 +65,10 @@
       if (!td || td.title) return;
       var pos = position(td);
       if (!pos) return;
-      var lines = [D.rows[pos[0]][0] + " · " + B[pos[1]]];
+      var lines = [D.rows[pos[0]][0] + " \u00b7 " + B[pos[1]]];
       facts(pos[0], pos[1]).slice(1).forEach(function (f) {
         if (f[0] === "outcome" || f[0] === "code" || f[0] === "stage" || f[0] === "op" || f[0] === "explanation" || f[0] === "since baseline") {
-          var v = f[1].length > 700 ? f[1].slice(0, 699) + "…" : f[1];
+          var v = f[1].length > 700 ? f[1].slice(0, 699) + "\u2026" : f[1];
           lines.push(f[0] === "explanation" ? v : f[0] + ": " + v);
         }
       });
