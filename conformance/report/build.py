@@ -51,10 +51,10 @@ def build_reports(directory: Path, baseline: Path | None) -> dict:
     )
     summary["sections"] = extra_sections(results)
     (directory / SUMMARY).write_text(json.dumps(summary, indent=1, sort_keys=True))
-    (directory / "report.md").write_text(markdown.render(summary))
+    (directory / "report.md").write_text(markdown.render(summary), encoding="utf-8")
     from conformance.report import html
 
-    (directory / "report.html").write_text(html.render(summary, results, cases))
+    (directory / "report.html").write_text(html.render(summary, results, cases), encoding="utf-8")
     return summary
 
 

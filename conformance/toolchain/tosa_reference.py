@@ -46,12 +46,25 @@ def find_tool(name: str) -> str:
 @dataclass
 class Serialized:
     flatbuffer: Path
-    outputs: int
+    outputs: list[str]  # the tensor name of each result, in order (names may repeat)
 
 
-def result_count(lowered) -> int:
+def output_names(lowered) -> list[str]:
+    """The flatbuffer's name for each result of @main, as tosa-opt's serializer assigns them.
+
+    A returned argument keeps its input's name (TosaInput_i); op results are
+    TosaOutput_k, numbered by first appearance of each distinct value.
+    """
+    from torch_mlir import ir
+
     main = next(op for op in lowered.regions[0].blocks[0].operations if op.operation.name == "func.func")
-    return len(main.regions[0].blocks[-1].operations[-1].operands)
+    names, numbered = [], {}
+    for value in main.regions[0].blocks[-1].operations[-1].operands:
+        if isinstance(value, ir.BlockArgument):
+            names.append(f"TosaInput_{value.arg_number}")
+        else:
+            names.append(numbered.setdefault(value, f"TosaOutput_{len(numbered)}"))
+    return names
 
 
 class TosaReferenceBackend(TorchMlirBackend):
@@ -74,7 +87,7 @@ class TosaReferenceBackend(TorchMlirBackend):
             ["tosa-opt", "model.mlir", *(a.format(out="model.tosa") for a in args)],
         )
         run_tool("tosa-opt", command)
-        return Serialized(flatbuffer, result_count(lowered))
+        return Serialized(flatbuffer, output_names(lowered))
 
     def run(self, model: Serialized, inputs: list[torch.Tensor], case_run: CaseRun):
         workdir = case_run.workdir / f"run-{len(list(case_run.workdir.glob('run-*')))}"
@@ -83,11 +96,12 @@ class TosaReferenceBackend(TorchMlirBackend):
         for i, t in enumerate(inputs):
             np.save(workdir / f"input{i}.npy", to_numpy(t))
             ifm.append(f"input{i}.npy")
-        ofm = [f"output{i}.npy" for i in range(model.outputs)]
+        wanted = list(dict.fromkeys(model.outputs))  # each tensor once, however often it is returned
+        ofm = [f"output{i}.npy" for i in range(len(wanted))]
         args = ["--tosa_file", "{model}", "--output_dir", "."]
         if ifm:
             args += ["--ifm_name", ",".join(f"TosaInput_{i}" for i in range(len(ifm))), "--ifm_file", ",".join(ifm)]
-        args += ["--ofm_name", ",".join(f"TosaOutput_{i}" for i in range(len(ofm))), "--ofm_file", ",".join(ofm)]
+        args += ["--ofm_name", ",".join(wanted), "--ofm_file", ",".join(ofm)]
         case_run.reproduce(
             "run",
             {"model.tosa": lambda path: path.write_bytes(model.flatbuffer.read_bytes()), **_copies(workdir, ifm)},
@@ -99,7 +113,8 @@ class TosaReferenceBackend(TorchMlirBackend):
         missing = [f for f in ofm if not (workdir / f).exists()]
         if missing:
             raise ToolError("tosa_reference_model", 0, f"wrote no {', '.join(missing)}\n{proc.stdout}\n{proc.stderr}")
-        outputs = [to_tensor(np.load(workdir / f)) for f in ofm]
+        by_name = {name: to_tensor(np.load(workdir / f)) for name, f in zip(wanted, ofm)}
+        outputs = [by_name[name] for name in model.outputs]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
