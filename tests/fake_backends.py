@@ -121,3 +121,17 @@ SCRIPTED = Scripted()
 
 class NotABackend:
     name = "nope"
+
+
+class Slow(Backend):
+    """Eager, half a second per case: a run long enough to interrupt."""
+
+    name = "slow"
+    stages = ("run",)
+
+    def run(self, _, inputs, case_run):
+        time.sleep(0.5)
+        return case_run.module(*inputs)
+
+
+SLOW = Slow()

@@ -163,6 +163,8 @@ def run(args) -> int:
         }
         done = set()
     (directory / "cases.json").write_text(json.dumps(case_snapshot(cases), indent=0, sort_keys=True))
+    # Written before any work: a run killed outright must still be resumable.
+    (directory / "run.json").write_text(json.dumps(run_info, indent=1, sort_keys=True))
 
     pairs = matrix_pairs([c.id for c in cases], names, shard, done)
     heavy = {c.id for c in cases if c.kind == "model"}

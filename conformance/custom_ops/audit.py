@@ -14,10 +14,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from conformance.custom_ops.reasons import CONVERTED, ERASED, explain
+from conformance.custom_ops.reasons import CONVERTED, ERASED, FOLDED, explain
 from conformance.result import Result
 
-HEADERS = ["op", "cases", "converted", "unconvertible", "why not (cases)", "passed"]
+HEADERS = ["op", "cases", "converted", "unconvertible", "why not / how else (cases)", "passed"]
+HANDLED = (ERASED, FOLDED)  # no tosa.custom, and no failure either: said in the table all the same
 
 
 @dataclass
@@ -43,7 +44,7 @@ def audit(results: Iterable[Result], backend: str | None = "tosa-custom") -> Aud
     """The audit of the Results of `backend` (None: every Result carrying custom-op extras)."""
     occurs: Counter = Counter()
     converted: Counter = Counter()
-    erased: Counter = Counter()
+    handled: dict[str, Counter] = defaultdict(Counter)
     passed: Counter = Counter()
     why: dict[str, Counter] = defaultdict(Counter)
     kind_ops: dict[str, set] = defaultdict(set)
@@ -71,8 +72,8 @@ def audit(results: Iterable[Result], backend: str | None = "tosa-custom") -> Aud
                 passed[op] += 1
             if status == CONVERTED:
                 converted[op] += 1
-            elif status == ERASED:
-                erased[op] += 1
+            elif status in HANDLED:
+                handled[op][status] += 1
             else:
                 why[op][status] += 1
                 kind_ops[status].add(op)
@@ -82,16 +83,16 @@ def audit(results: Iterable[Result], backend: str | None = "tosa-custom") -> Aud
     rows = []
     for op in sorted(occurs, key=lambda o: (-occurs[o], o)):
         unconvertible = sum(why[op].values())
-        reasons_text = ", ".join(f"{k} ({n})" for k, n in why[op].most_common())
-        if erased[op]:
-            reasons_text = ", ".join(filter(None, [f"{ERASED} ({erased[op]})", reasons_text]))
+        reasons_text = ", ".join(f"{k} ({n})" for k, n in [*why[op].most_common(), *handled[op].most_common()])
         rows.append([op, occurs[op], converted[op], unconvertible, reasons_text or "-", passed[op]])
     kinds = [
         Kind(k, explain(k), sorted(kind_ops[k]), len(kind_cases[k]), example.get(k, ""))
         for k in sorted(kind_cases, key=lambda k: (-len(kind_cases[k]), k))
     ]
-    if erased:
-        kinds.append(Kind(ERASED, explain(ERASED), sorted(erased), 0, ""))
+    for status in HANDLED:
+        ops = sorted(op for op in handled if handled[op][status])
+        if ops:
+            kinds.append(Kind(status, explain(status), ops, 0, ""))
     return Audit(list(HEADERS), rows, kinds, dict(totals))
 
 

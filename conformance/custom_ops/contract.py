@@ -29,6 +29,10 @@ A value is an object with exactly one tag key (besides "name" and
     {"memory_format": "contiguous_format"}
     {"list": [value, ...]}   lists of ints, of floats, of tensors, of
                              optional tensors ({"none": null} elements), ...
+    {"empty": {"shape": [0, 4], "dtype": "float32"}}
+                             a tensor with a zero-sized dimension: it holds
+                             no data and TOSA shapes have no zero, so it is
+                             spelt here and is in neither list
 
 Everything here is plain Python and JSON: no MLIR, so a consumer of the
 contract (and its tests) can use it alone.
@@ -46,7 +50,7 @@ import torch
 VERSION = 1
 DOMAIN = "torch"
 
-TAGS = ("tensor", "int", "float", "bool", "str", "none", "dtype", "layout", "memory_format", "list")
+TAGS = ("tensor", "int", "float", "bool", "str", "none", "dtype", "layout", "memory_format", "list", "empty")
 NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
 
@@ -59,6 +63,17 @@ class TensorRef:
     """A tensor operand: position `index` in input_list (in results: output_list)."""
 
     index: int
+
+
+@dataclass(frozen=True)
+class Empty:
+    """A tensor with a zero-sized dimension, known by its static shape and dtype alone."""
+
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+
+    def make(self) -> torch.Tensor:
+        return torch.empty(self.shape, dtype=self.dtype)
 
 
 @dataclass(frozen=True)
@@ -121,6 +136,8 @@ def encode_value(value: Any) -> dict:
     """One value -> its tagged JSON object."""
     if isinstance(value, TensorRef):
         return {"tensor": value.index}
+    if isinstance(value, Empty):
+        return {"empty": {"shape": list(value.shape), "dtype": _enum_name(value.dtype)}}
     if value is None:
         return {"none": None}
     if isinstance(value, bool):  # before int: bool is an int in Python
@@ -181,6 +198,14 @@ def decode_value(obj: Any, tensors: list | None = None) -> Any:
         if not isinstance(v, list):
             raise ContractError(f"list {v!r} is not a JSON array")
         return [decode_value(e, tensors) for e in v]
+    if tag == "empty":
+        shape = v.get("shape") if isinstance(v, dict) else None
+        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+            raise ContractError(f"empty {v!r} needs a 'shape' of non-negative integers")
+        if 0 not in shape:
+            raise ContractError(f"empty shape {shape} has no zero-sized dimension")
+        empty = Empty(tuple(shape), _enum("dtype", v.get("dtype")))
+        return empty.make() if tensors is not None else empty
     return _enum(tag, v)
 
 
@@ -238,6 +263,8 @@ def bind(call: Call, tensors: list) -> tuple[list, dict]:
 
 
 def _fill(value: Any, tensors: list) -> Any:
+    if isinstance(value, Empty):
+        return value.make()
     if isinstance(value, TensorRef):
         if value.index >= len(tensors):
             raise ContractError(f"tensor index {value.index} is out of range: the op has {len(tensors)} tensor(s)")
@@ -247,16 +274,14 @@ def _fill(value: Any, tensors: list) -> Any:
     return value
 
 
-def result_indices(results: tuple) -> list[list[int]]:
-    """For each schema return, the output_list indices it covers (a list return covers several)."""
+def result_indices(results: tuple) -> list[list[int | None]]:
+    """For each schema return, the output_list indices it covers (a list covers several; None: an empty tensor)."""
     out = []
     for r in results:
-        if isinstance(r, TensorRef):
-            out.append([r.index])
-        elif isinstance(r, list) and all(isinstance(e, TensorRef) for e in r):
-            out.append([e.index for e in r])
-        else:
+        elements = r if isinstance(r, list) else [r]
+        if isinstance(r, list) and not r or not all(isinstance(e, (TensorRef, Empty)) for e in elements):
             raise ContractError(f"a result must be a tensor or a list of tensors, got {r!r}")
+        out.append([e.index if isinstance(e, TensorRef) else None for e in elements])
     return out
 
 
@@ -280,11 +305,15 @@ def outputs(operator_name: str, call: Call, returned: Any) -> list:
             f"{operator_name} returned {len(returns)} value(s) where implementation_attrs declares {len(call.results)}"
         )
     placed: dict[int, Any] = {}
-    for value, indices in zip(returns, result_indices(call.results)):
+    for value, indices, declared in zip(returns, result_indices(call.results), call.results):
         values = list(value) if isinstance(value, (list, tuple)) else [value]
         if len(values) != len(indices):
             raise ContractError(f"{operator_name} returned {len(values)} tensor(s) where {len(indices)} were declared")
-        placed.update(zip(indices, values))
+        for index, got, spec in zip(indices, values, declared if isinstance(declared, list) else [declared]):
+            if index is not None:
+                placed[index] = got
+            elif tuple(got.shape) != spec.shape:  # an empty result is not passed on, only checked
+                raise ContractError(f"{operator_name} returned shape {list(got.shape)} where empty {list(spec.shape)} was declared")
     if sorted(placed) != list(range(len(placed))):
         raise ContractError(f"{operator_name}: the results of implementation_attrs do not number output_list 0..n-1")
     return [placed[i] for i in range(len(placed))]

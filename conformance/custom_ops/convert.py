@@ -25,8 +25,8 @@ from typing import Any
 import torch
 
 from conformance.custom_ops import constants, contract
-from conformance.custom_ops.contract import Arg, TensorRef
-from conformance.custom_ops.reasons import CONVERTED, ERASED
+from conformance.custom_ops.contract import Arg, Empty, TensorRef
+from conformance.custom_ops.reasons import CONVERTED, ERASED, FOLDED
 from conformance.custom_ops.schema import Kind, schema_of
 
 _VTENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(.+)>")
@@ -71,8 +71,8 @@ ASSERTIONS = {"aten._assert_tensor_metadata.default"}
 class Unconvertible(Exception):
     """One op cannot become a tosa.custom: `kind` (reasons.KINDS) and a sentence naming op and reason."""
 
-    def __init__(self, op: str, kind: str, reason: str):
-        super().__init__(f"{op} cannot become a tosa.custom ({kind}): {reason}")
+    def __init__(self, op: str, kind: str, reason: str, subject: str | None = None):
+        super().__init__(f"{subject or op} cannot become a tosa.custom ({kind}): {reason}")
         self.op = op
         self.kind = kind
         self.reason = reason
@@ -101,7 +101,7 @@ class Fates:
 
     def record(self, op: str, status: str) -> None:
         self.counts[op] = self.counts.get(op, 0) + 1
-        if self.status.get(op) in (None, CONVERTED, ERASED):  # an unconvertible occurrence wins
+        if self.status.get(op) in (None, CONVERTED, ERASED, FOLDED):  # an unconvertible occurrence wins
             self.status[op] = status
 
     def fail(self, error: Unconvertible) -> None:
@@ -159,7 +159,25 @@ def tosa_type(torch_type, legal_only: bool = False) -> str:
     return f"tensor<{shape}x{element}>" if dims else f"tensor<{element}>"
 
 
-def _tensor_type(op: str, value, role: str) -> str:
+def _empty(op: str, value, role: str) -> Empty | None:
+    """The contract's Empty for a tensor with a zero-sized dimension (contract v1 spells it in JSON), else None."""
+    from conformance.toolchain.torch_mlir import MLIR_DTYPES
+
+    match = _VTENSOR.fullmatch(str(value.type))
+    if match is None:
+        return None
+    dims = [d.strip() for d in match.group(1).split(",") if d.strip()]
+    if "0" not in dims:
+        return None
+    if "?" in dims:
+        raise Unconvertible(op, "empty-tensor", f"its {role} has type {value.type}: empty, with a dynamic size too, so no static shape spells it")
+    dtype = MLIR_DTYPES.get(match.group(2))
+    if dtype is None or ELEMENT_TYPES.get(match.group(2)) not in TOSA_ELEMENT_TYPES:
+        _tensor_type(op, value, role, allow_empty=True)  # raises the element type's reason
+    return Empty(tuple(int(d) for d in dims), dtype)
+
+
+def _tensor_type(op: str, value, role: str, allow_empty: bool = False) -> str:
     """The TOSA type of a tensor value, or Unconvertible saying why it has none."""
     text = str(value.type)
     if text.startswith("!torch.tensor"):
@@ -174,7 +192,7 @@ def _tensor_type(op: str, value, role: str) -> str:
     except ValueError:
         raise Unconvertible(op, "unknown-tensor-type", f"its {role} has type {text}, without a known rank and dtype") from None
     dims = _VTENSOR.fullmatch(text).group(1).split(",")
-    if any(d.strip() == "0" for d in dims):
+    if not allow_empty and any(d.strip() == "0" for d in dims):
         raise Unconvertible(op, "empty-tensor", f"its {role} has type {text}, with a zero-sized dimension")
     return converted
 
@@ -221,7 +239,40 @@ def _constant(value):
     if name == "torch.constant.number":
         attr = attrs["value"]
         return True, ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else ir.FloatAttr(attr).value
+    folded = fold(producer)
+    if folded is not None:
+        return True, folded[0]
     return False, None
+
+
+SCALAR_TYPES = ("!torch.int", "!torch.float", "!torch.bool", "!torch.number", "!torch.str")
+
+
+def fold(op) -> tuple[Any] | None:
+    """(value,) of a scalar op whose operands are all compile-time constants, evaluated by PyTorch; else None.
+
+    The importer emits such ops itself (`aten.Int.bool` of a literal True);
+    torch-mlir's canonicalizer folds them the same way.
+    """
+    name = op.operation.name
+    if not (name.startswith(("torch.aten.", "torch.prims.")) or name == "torch.operator"):
+        return None
+    results = list(op.operation.results)
+    if len(results) != 1 or not str(results[0].type).startswith(SCALAR_TYPES) or len(op.operation.regions):
+        return None
+    values = []
+    for operand in op.operation.operands:
+        is_const, value = _constant(_look_through(operand))
+        if not is_const:
+            return None
+        values.append(value)
+    overload = resolve_overload(op_name(op))
+    if overload is None:
+        return None
+    try:
+        return (overload(*values),)
+    except Exception:
+        return None
 
 
 def _look_through(value):
@@ -271,6 +322,9 @@ class _Encoder:
         if base == "Tensor":
             if not type_text.startswith(("!torch.vtensor", "!torch.tensor")):
                 raise Unconvertible(self.op, "schema-mismatch", f"its operand {name} is {type_text} where the schema says Tensor")
+            empty = _empty(self.op, value, f"operand {name}")
+            if empty is not None:
+                return empty
             _tensor_type(self.op, value, f"operand {name}")
             self.tensors.append(value)
             return TensorRef(len(self.tensors) - 1)
@@ -350,6 +404,10 @@ def encode_op(op) -> Encoded:
     for index, result in enumerate(results):
         text = str(result.type)
         if text.startswith(("!torch.vtensor", "!torch.tensor")):
+            empty = _empty(name, result, f"result {index}")
+            if empty is not None:
+                declared.append(empty)
+                continue
             output_types.append(_tensor_type(name, result, f"result {index}"))
             outputs.append(result)
             declared.append(TensorRef(len(outputs) - 1))
@@ -359,6 +417,10 @@ def encode_op(op) -> Encoded:
                 raise Unconvertible(name, "tensor-list-result", f"it returns {text} and nothing in the IR fixes its length")
             refs = []
             for j, element in enumerate(unpack.operation.results):
+                empty = _empty(name, element, f"result [{j}]")
+                if empty is not None:
+                    refs.append(empty)
+                    continue
                 output_types.append(_tensor_type(name, element, f"result [{j}]"))
                 outputs.append(element)
                 refs.append(TensorRef(len(outputs) - 1))
@@ -423,12 +485,12 @@ def to_custom_module(module) -> tuple[Any | None, Fates]:
         new = ir.Module.create()
         arg_types = []
         for i, arg in enumerate(block.arguments):
-            arg_types.append(_boundary_type(fates, arg, f"@main argument {i}"))
+            arg_types.append(_boundary_type(fates, arg, "argument", i))
         returned = block.operations[len(block.operations) - 1]
         env: dict = {}  # torch Value -> new Value
         cache: dict = {}
         with ir.InsertionPoint(new.body):
-            result_types = [_boundary_type(fates, v, f"@main result {i}") for i, v in enumerate(returned.operation.operands)]
+            result_types = [_boundary_type(fates, v, "result", i) for i, v in enumerate(returned.operation.operands)]
             usable = all(t is not None for t in arg_types + result_types)
             function = func_d.FuncOp("main", ir.FunctionType.get(arg_types, result_types) if usable else ir.FunctionType.get([], []))
             entry = function.add_entry_block()
@@ -448,6 +510,8 @@ def to_custom_module(module) -> tuple[Any | None, Fates]:
                     continue  # read through by the ops using them (ListUnpack: by its producer)
                 if name == "torch.vtensor.literal":
                     try:
+                        if _empty("torch.vtensor.literal", op.result, "value") is not None:
+                            continue  # no data: the ops using it spell it in their attributes
                         const_type = ir.Type.parse(_tensor_type("torch.vtensor.literal", op.result, "value"))
                     except Unconvertible as e:
                         fates.fail(e)
@@ -461,19 +525,28 @@ def to_custom_module(module) -> tuple[Any | None, Fates]:
     return new, fates
 
 
-def _boundary_type(fates: Fates, value, role: str):
-    """The TOSA type of a function argument or result; None (and a recorded failure) if it has none."""
+def _boundary_type(fates: Fates, value, role: str, index: int):
+    """The TOSA type of @main's argument or result `index`; None (and a recorded failure) if it has none.
+
+    Recorded under the name "@main argument" / "@main result": the function
+    boundary, not an op. An empty argument is fine (the ops using it spell it
+    in their attributes); an empty result is not: no TOSA op can produce it.
+    """
     from torch_mlir import ir
 
+    label = f"@main {role}"
+    subject = f"@main {role} {index}"
     text = str(value.type)
     try:
         if not text.startswith(("!torch.vtensor", "!torch.tensor")):
-            raise Unconvertible(role, "non-tensor-argument" if "argument" in role else "non-tensor-result", f"it is {text}, not a tensor")
-        return ir.Type.parse(_tensor_type(role, value, "type"))
+            raise Unconvertible(label, f"non-tensor-{role}", f"it is {text}, not a tensor", subject)
+        try:
+            return ir.Type.parse(_tensor_type(label, value, "type", allow_empty=role == "argument"))
+        except Unconvertible as e:
+            raise Unconvertible(label, e.kind, e.reason, subject) from None
     except Unconvertible as e:
-        # An op using or producing the value says so too; the boundary is recorded when no op is to blame.
-        if role.startswith("@main result") and _producer(value) is not None:
-            return None
+        if role == "result" and e.kind != "empty-tensor" and _producer(value) is not None:
+            return None  # the op producing it says why
         fates.fail(e)
         return None
 
@@ -497,6 +570,9 @@ def _convert_one(op, name: str, fates: Fates, env: dict) -> None:
         if contract_name in ASSERTIONS:
             check_assertion(op)
             fates.record(contract_name, ERASED)
+            return
+        if fold(op) is not None:
+            fates.record(contract_name, FOLDED)  # its value is spelt where it is used
             return
         encoded = encode_op(op)
     except Unconvertible as e:

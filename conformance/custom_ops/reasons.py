@@ -11,6 +11,14 @@ from __future__ import annotations
 CONVERTED = "converted"  # became one tosa.custom
 ERASED = "erased-assertion"  # a metadata assertion, checked against the static IR types and erased
 
+FOLDED = "folded-constant"  # a scalar op of compile-time constants, evaluated and spelt where used
+
+FOLDED_EXPLANATION = (
+    "a scalar op whose operands are all compile-time constants (aten.Int.bool of a literal, which the importer "
+    "emits itself) is evaluated by PyTorch during the conversion, as torch-mlir's canonicalizer folds it, and its "
+    "value is written into the implementation_attrs of the ops using it"
+)
+
 ERASED_EXPLANATION = (
     "aten._assert_tensor_metadata only asserts a dtype, sizes or strides that the IR's static tensor type already "
     "states; the conversion checks it against that type and erases it (as torch-mlir's canonicalizer does), so it "
@@ -49,7 +57,11 @@ KINDS: dict[str, str] = {
         "a tensor operand or result has an element type no TOSA profile or extension allows (f64, unsigned "
         "integers, complex, quantized)"
     ),
-    "empty-tensor": "a tensor operand or result has a zero-sized dimension, and TOSA shapes have no zero dimensions",
+    "empty-tensor": (
+        "an empty tensor (a zero-sized dimension) crosses the function boundary as a result, or has a dynamic size "
+        "too; contract v1 spells empty operands and results of ops in implementation_attrs by shape and dtype, but "
+        "no TOSA op can produce one for the function to return, TOSA shapes having no zero dimension"
+    ),
     "unknown-tensor-type": "a tensor operand or result has no known rank or dtype, so it has no TOSA tensor type",
     "outside-contract": (
         "the op is torch-mlir IR plumbing or TorchScript's (torch.prim.*, torch.operator of another namespace), not "
@@ -61,10 +73,16 @@ KINDS: dict[str, str] = {
     "schema-mismatch": "the op's operands in the IR do not line up with its PyTorch schema",
     "unencodable-operand": "an operand is of a kind contract v1 has no encoding for",
     "non-tensor-argument": "the function takes a non-tensor argument, which a TOSA function cannot receive",
+    "unimportable-weight-list": (
+        "the op takes a list mixing activations and weights (aten.lstm's params), and torch-mlir's FX importer "
+        "cannot import such a list without decomposing the op first, so there is no torch IR to convert"
+    ),
 }
 
 
 def explain(kind: str) -> str:
     if kind == ERASED:
         return ERASED_EXPLANATION
+    if kind == FOLDED:
+        return FOLDED_EXPLANATION
     return KINDS.get(kind, "no explanation recorded for this kind")

@@ -69,7 +69,7 @@ def check_custom_op(op) -> tuple[str, contract.Call]:
         call = contract.decode(attrs["implementation_attrs"].value)
         contract.resolve(operator)
         used = sorted(_tensor_indices([a.value for a in call.args]))
-        declared = sorted(i for group in contract.result_indices(call.results) for i in group)
+        declared = sorted(i for group in contract.result_indices(call.results) for i in group if i is not None)
     except contract.ContractError as e:
         raise ValueError(f"tosa.custom {operator}: {e}") from None
     if used != list(range(len(op.operands))):

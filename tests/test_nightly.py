@@ -1,0 +1,125 @@
+"""`conformance nightly` as a user runs it: files, schema, resume after a kill, shards, regressions."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conformance.report.summary import SCHEMA_PATH
+from tests.conftest import FIXTURES, fake
+
+FILES = {"results.jsonl", "summary.json", "report.md", "report.html", "run.json", "cases.json"}
+
+
+def nightly_command(*args: str) -> list[str]:
+    return [
+        sys.executable, "-m", "conformance.cli.main", "nightly",
+        "--no-default-cases", "--cases", str(FIXTURES / "cases"), "--no-cache", "--no-xfail", *args,
+    ]
+
+
+def nightly(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(nightly_command(*args), capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=600)
+
+
+def report_dir(output: Path) -> Path:
+    dirs = sorted(p for p in output.iterdir() if p.is_dir())
+    return dirs[-1]
+
+
+def results_of(directory: Path) -> dict:
+    rows = [json.loads(line) for line in (directory / "results.jsonl").read_text().splitlines()]
+    return {(r["case"], r["backend"]): r for r in rows}
+
+
+def test_a_small_run_writes_every_file_and_a_valid_summary(tmp_path):
+    proc = nightly("--backend", f"eager,{fake('SCRIPTED')}", "--output-dir", str(tmp_path), "-j", "2",
+                   env={"FAKE_SCRIPT": json.dumps({"tanh": "raise", "double": "perturb"})})
+    assert proc.returncode == 0, proc.stderr  # no baseline: nothing can regress
+    directory = report_dir(tmp_path)
+    assert FILES <= {p.name for p in directory.iterdir()}
+    summary = json.loads((directory / "summary.json").read_text())
+    jsonschema.validate(summary, json.loads(SCHEMA_PATH.read_text()))
+    assert summary["matrix"] == {"cases": 5, "backends": ["eager", "scripted"], "results": 10}
+    assert summary["backends"]["eager"]["by_status"] == {"pass": 5, "fail": 0, "skip": 0}
+    assert summary["backends"]["scripted"]["by_code"] == {"NUMERIC_MISMATCH": 1, "UNSUPPORTED_OP": 1}
+    assert summary["backends"]["scripted"]["pass_rate"] == 0.6
+    groups = {(g["backend"], g["code"], g["op"]) for g in summary["root_causes"]}
+    assert ("scripted", "UNSUPPORTED_OP", "aten.fake_op") in groups
+    markdown = (directory / "report.md").read_text()
+    assert "| scripted  |       5 |      3 |      2 |      0 | 60.0%" in markdown
+    assert "<!DOCTYPE html>" in (directory / "report.html").read_text()[:200]
+    assert "report:" in proc.stdout and "eager" in proc.stdout
+
+
+def test_a_killed_run_keeps_its_results_and_resume_finishes_it(tmp_path):
+    command = nightly_command("--backend", fake("SLOW"), "--output-dir", str(tmp_path), "-j", "1", "--batch-size", "1")
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.time() + 120
+    results = None
+    while time.time() < deadline:
+        found = [p for p in tmp_path.glob("*/results.jsonl") if len(p.read_text().splitlines()) >= 2]
+        if found:
+            results = found[0]
+            break
+        time.sleep(0.2)
+    assert results is not None, "the run produced no results to interrupt"
+    os.killpg(proc.pid, signal.SIGKILL)  # no chance to clean up: the worst case
+    proc.wait()
+    kept = results.read_text().splitlines()
+    assert 2 <= len(kept) < 5
+    resumed = nightly("--backend", fake("SLOW"), "--resume", str(results.parent), "-j", "1")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{5 - len(kept)} (case, backend) pairs to run ({len(kept)} already done)" in resumed.stderr
+    lines = results.read_text().splitlines()
+    assert lines[: len(kept)] == kept  # the finished results are untouched
+    assert sorted(results_of(results.parent)) == sorted((c, "slow") for c in ["tanh", "add.broadcast", "double", "mul.dynamic", "sum.int"])
+    assert len(lines) == 5
+
+
+def comparable(directory: Path) -> tuple:
+    """What a sharded-and-merged run must share with the unsharded one (timings aside)."""
+    results = {k: (r["status"], r["stage"], r["code"], r["op"], r["explanation"]) for k, r in results_of(directory).items()}
+    summary = json.loads((directory / "summary.json").read_text())
+    backends = {b: {k: v for k, v in s.items() if k != "stage_seconds"} for b, s in summary["backends"].items()}
+    return results, backends, summary["root_causes"], summary["families"], summary["op_coverage"], summary["matrix"]
+
+
+def test_shards_merged_equal_the_unsharded_run(tmp_path):
+    env = {"FAKE_SCRIPT": json.dumps({"tanh": "raise", "sum.int": "shape"})}
+    backends = f"eager,{fake('SCRIPTED')}"
+    whole = nightly("--backend", backends, "--output-dir", str(tmp_path / "whole"), env=env)
+    assert whole.returncode == 0, whole.stderr
+    shard_dirs = []
+    for shard in ("1/2", "2/2"):
+        out = tmp_path / f"shard{shard[0]}"
+        proc = nightly("--backend", backends, "--shard", shard, "--output-dir", str(out), env=env)
+        assert proc.returncode == 0, proc.stderr
+        shard_dirs.append(report_dir(out))
+    sizes = [len(results_of(d)) for d in shard_dirs]
+    assert sum(sizes) == 10 and all(sizes)  # both shards hold work, nothing twice
+    merged = tmp_path / "merged"
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli.main", "merge", *map(str, shard_dirs), "-o", str(merged)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert comparable(merged) == comparable(report_dir(tmp_path / "whole"))
+    assert json.loads((merged / "run.json").read_text())["shards"] == ["1/2", "2/2"]
+
+
+def test_a_case_that_passed_in_the_baseline_and_fails_now_is_a_nonzero_exit(tmp_path):
+    backend = fake("SCRIPTED")
+    first = nightly("--backend", backend, "--output-dir", str(tmp_path))
+    assert first.returncode == 0, first.stderr
+    time.sleep(1.1)  # report directories are named by the second
+    second = nightly("--backend", backend, "--output-dir", str(tmp_path), env={"FAKE_SCRIPT": json.dumps({"double": "perturb"})})
+    assert second.returncode == 1, second.stderr
+    assert "1 newly failing" in second.stdout
+    summary = json.loads((report_dir(tmp_path) / "summary.json").read_text())
+    assert [(c["case"], c["code"]) for c in summary["changes"]["newly_failing"]] == [("double", "NUMERIC_MISMATCH")]
+    assert [h["pass_rate"]["scripted"] for h in summary["history"]] == [1.0, 0.8]
