@@ -132,6 +132,22 @@ class Backend:
         """Whatever changes this backend's output besides the IR (for cache keys)."""
         return {}
 
+    # -- the compile cache (optional): name the stage whose output is stored --
+
+    cache_stage: str | None = None
+
+    def cache_text(self, value: Any) -> str:
+        """The exact input of `cache_stage` as text (the IR handed to the compiler)."""
+        raise NotImplementedError
+
+    def cache_store(self, value: Any) -> tuple[Path, dict]:
+        """`cache_stage`'s output as a file to keep, plus JSON metadata to rebuild it."""
+        raise NotImplementedError
+
+    def cache_load(self, path: Path, meta: dict, case_run: CaseRun) -> Any:
+        """Rebuild `cache_stage`'s output from a kept file and its metadata."""
+        raise NotImplementedError
+
     # -- used by the runner ------------------------------------------------
 
     def stage_method(self, stage: str) -> Callable:

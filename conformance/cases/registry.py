@@ -37,6 +37,7 @@ class CaseSource:
     load_module: Callable[[], object]
     family: str = ""  # default family for its cases (a file's stem)
     path: Path | None = None
+    origin: str = ""  # the source tree (a case directory, or a module's file)
 
     def load(self, suites: Iterable[str]) -> list[Case]:
         """The source's cases in the wanted suites; raises RegistryError naming the source."""
@@ -54,8 +55,9 @@ class CaseSource:
             if not isinstance(c, Case):
                 raise RegistryError(f"{self.label}: {c!r} is not a Case")
         family = self.family
+        origin = self.origin or getattr(obj, "__file__", None) or ""
         return [
-            dataclasses.replace(c, family=c.family or family, suite=suite, defined_at=c.defined_at or self.label)
+            dataclasses.replace(c, family=c.family or family, suite=suite, defined_at=c.defined_at or self.label, origin=origin)
             for c in found
         ]
 
@@ -83,6 +85,7 @@ def directory_sources(directory: Path) -> list[CaseSource]:
             load_module=lambda path=path: content.import_file(directory, path),
             family=path.stem,
             path=path,
+            origin=str(directory.resolve()),
         )
         for path in content.module_files(directory)
     ]

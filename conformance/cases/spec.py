@@ -157,6 +157,7 @@ class Case:
     skip: Mapping[str, str] = field(default_factory=dict)
     suite: str = "default"
     defined_at: str = ""
+    origin: str = ""  # the source tree the case comes from (its changes invalidate cached results)
 
     def __post_init__(self):
         where = f" (defined at {self.defined_at})" if self.defined_at else ""

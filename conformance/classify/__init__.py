@@ -23,6 +23,7 @@ class Classification:
     explanation: str
     op: str | None = None
     details: str = ""
+    parsed: bool = False  # made by the parsers from text (so it can be redone as they improve)
 
 
 ERROR_LINE = re.compile(r"\b(error|Error|ERROR|failed|FAILED|Assertion|fatal|FATAL|Exception)\b")
@@ -66,15 +67,23 @@ def classify_error(stage: str, error: BaseException, output: str = "") -> Classi
     return classify_text(stage, text, details)
 
 
+TRACEBACK = "\n\nTraceback (most recent call last):"
+
+
+def parser_text(details: str) -> str:
+    """The part of a Result's details the parsers read (without the traceback after it)."""
+    return details.split(TRACEBACK, 1)[0]
+
+
 def classify_text(stage: str, text: str, details: str | None = None) -> Classification:
     """Classify a failure of `stage` from its text alone (the parsers' view)."""
     for parser in PARSERS:
         found = parser(stage, text)
         if found is not None:
             code, op, explanation = found
-            return Classification(code, explanation, op, details if details is not None else text)
+            return Classification(code, explanation, op, details if details is not None else text, parsed=True)
     line = first_error_line(text) or text.split("\n", 1)[0]
-    return Classification(Code.UNKNOWN, f"{stage} failed: {line}", details=details if details is not None else text)
+    return Classification(Code.UNKNOWN, f"{stage} failed: {line}", details=details if details is not None else text, parsed=True)
 
 
 def classify_crash(stage: str, how: str, output: str) -> Classification:

@@ -30,9 +30,9 @@ def parse(stage: str, text: str):
     match = NOT_ALIGNED.search(text)
     if match:
         op, dtype = match.groups()
-        count = len(NOT_ALIGNED.findall(text))
-        more = f" (and {count - 1} more ops)" if count > 1 else ""
-        return Code.ILLEGAL_TYPE, op, f"{reporter} rejects element type {dtype} in {op}{more}: TOSA's profiles have no {dtype}"
+        others = [o for o in dict.fromkeys(o for o, d in NOT_ALIGNED.findall(text) if d == dtype) if o != op]
+        also = f" (also in {', '.join(others[:4])}{', ...' if len(others) > 4 else ''})" if others else ""
+        return Code.ILLEGAL_TYPE, op, f"{reporter} rejects element type {dtype} in {op}{also}: TOSA's profiles have no {dtype}"
     match = NO_PROFILE.search(text)
     if match:
         op, got, suggestion = match.groups()

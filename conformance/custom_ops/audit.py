@@ -114,7 +114,7 @@ def render(result: Audit, top: int | None = None, fmt: str = "simple") -> str:
     if top and len(result.rows) > top:
         lines.append(f"... {len(result.rows) - top} more ops")
     if result.kinds:
-        lines += ["", "Why ops are not converted:"]
+        lines += ["", "Ops not converted, by kind (and ops handled without a tosa.custom):"]
         for k in result.kinds:
             ops = ", ".join(k.ops[:8]) + (f" and {len(k.ops) - 8} more" if len(k.ops) > 8 else "")
             cases = f"{k.cases} case(s); " if k.cases else ""

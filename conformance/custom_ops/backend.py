@@ -40,13 +40,16 @@ class TosaCustomBackend(TorchMlirBackend):
         # is functionalized first, by run_decompositions with an empty table,
         # which also rewrites what torch.export itself always rewrites
         # (aten.to -> aten._to_copy).
-        if not is_functional(program):
+        shared_program = program
+        if is_functional(program):
+            program = _FreshGraph(program)  # the importer rewrites the graph it imports; the export is shared
+        else:
             case_run.extras["functionalized"] = True
             program = program.run_decompositions({})
         try:
             return import_program(program)
         except AssertionError as e:
-            ops = weight_list_ops(program) if "Heterogeneous lists" in str(e) else []
+            ops = weight_list_ops(shared_program) if "Heterogeneous lists" in str(e) else []
             if not ops:
                 raise
             # Not a conversion failure, but the conversion's question still has an answer for these ops.
@@ -55,8 +58,9 @@ class TosaCustomBackend(TorchMlirBackend):
             )
             raise StageFailure(
                 Code.CUSTOM_OP_UNCONVERTIBLE,
-                f"{ops[0]} cannot become a tosa.custom (unimportable-weight-list): it takes a list mixing activations "
-                "and weights, which torch-mlir's FX importer cannot import unless the op is decomposed",
+                f"{ops[0]} cannot become a tosa.custom (unimportable-weight-list): it takes a list of weights, which "
+                "torch-mlir's FX importer cannot import (it freezes weights into literals, and a torch list cannot "
+                "hold literals) unless the op is decomposed",
                 op=ops[0],
             ) from None
 
@@ -88,6 +92,28 @@ class TosaCustomBackend(TorchMlirBackend):
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
+class _FreshGraph:
+    """An ExportedProgram seen with a copy of its graph.
+
+    torch-mlir's import_frozen_program replaces the weight placeholders of
+    the graph it is given, in place; the exported program is shared with
+    every torch-mlir backend of the run, so it is imported through a copy
+    (run_decompositions makes a new program, which needs no copy).
+    """
+
+    def __init__(self, program):
+        import torch
+
+        self._program = program
+        graph = torch.fx.Graph()
+        output = graph.graph_copy(program.graph, {})
+        graph.output(output)
+        self.graph = graph
+
+    def __getattr__(self, name):
+        return getattr(self._program, name)
+
+
 def is_functional(program) -> bool:
     """Whether an ExportedProgram's graph is made of pure ATen ops only (nothing to functionalize)."""
     import operator
@@ -108,7 +134,7 @@ def is_functional(program) -> bool:
 
 
 def weight_list_ops(program) -> list[str]:
-    """The ops of the graph taking a list that mixes weights (parameters, buffers) with other tensors."""
+    """The ops of the graph taking a list holding weights (parameters, buffers), as aten.lstm's params."""
     import torch
 
     signature = program.graph_signature
@@ -122,7 +148,7 @@ def weight_list_ops(program) -> list[str]:
                 continue
             nodes = [a for a in arg if isinstance(a, torch.fx.Node)]
             weights = [a for a in nodes if a.op == "placeholder" and a.name in frozen]
-            if weights and len(weights) < len(nodes):
+            if weights:
                 target = node.target
                 found.append(f"{target.namespace}.{target._opname}.{target._overloadname}")
                 break

@@ -159,6 +159,10 @@ def tosa_type(torch_type, legal_only: bool = False) -> str:
     return f"tensor<{shape}x{element}>" if dims else f"tensor<{element}>"
 
 
+def _its(role: str | None) -> str:
+    return f"its {role}" if role else "it"
+
+
 def _empty(op: str, value, role: str) -> Empty | None:
     """The contract's Empty for a tensor with a zero-sized dimension (contract v1 spells it in JSON), else None."""
     from conformance.toolchain.torch_mlir import MLIR_DTYPES
@@ -170,7 +174,7 @@ def _empty(op: str, value, role: str) -> Empty | None:
     if "0" not in dims:
         return None
     if "?" in dims:
-        raise Unconvertible(op, "empty-tensor", f"its {role} has type {value.type}: empty, with a dynamic size too, so no static shape spells it")
+        raise Unconvertible(op, "empty-tensor", f"{_its(role)} has type {value.type}: empty, with a dynamic size too, so no static shape spells it")
     dtype = MLIR_DTYPES.get(match.group(2))
     if dtype is None or ELEMENT_TYPES.get(match.group(2)) not in TOSA_ELEMENT_TYPES:
         _tensor_type(op, value, role, allow_empty=True)  # raises the element type's reason
@@ -181,19 +185,19 @@ def _tensor_type(op: str, value, role: str, allow_empty: bool = False) -> str:
     """The TOSA type of a tensor value, or Unconvertible saying why it has none."""
     text = str(value.type)
     if text.startswith("!torch.tensor"):
-        raise Unconvertible(op, "mutation", f"its {role} is a non-value tensor ({text}), i.e. mutable memory")
+        raise Unconvertible(op, "mutation", f"{_its(role)} is a non-value tensor ({text}), i.e. mutable memory")
     try:
         converted = tosa_type(value.type, legal_only=True)
     except KeyError:
         element = _VTENSOR.fullmatch(text).group(2)
         raise Unconvertible(
-            op, "non-tosa-element-type", f"its {role} has element type {element}, which no TOSA profile or extension allows"
+            op, "non-tosa-element-type", f"{_its(role)} has element type {element}, which no TOSA profile or extension allows"
         ) from None
     except ValueError:
-        raise Unconvertible(op, "unknown-tensor-type", f"its {role} has type {text}, without a known rank and dtype") from None
+        raise Unconvertible(op, "unknown-tensor-type", f"{_its(role)} has type {text}, without a known rank and dtype") from None
     dims = _VTENSOR.fullmatch(text).group(1).split(",")
     if not allow_empty and any(d.strip() == "0" for d in dims):
-        raise Unconvertible(op, "empty-tensor", f"its {role} has type {text}, with a zero-sized dimension")
+        raise Unconvertible(op, "empty-tensor", f"{_its(role)} has type {text}, with a zero-sized dimension")
     return converted
 
 
@@ -461,12 +465,6 @@ def check_assertion(op) -> None:
 
 # -- driver 1: the whole module ---------------------------------------------------------
 
-@dataclass
-class Converted:
-    module: Any  # the new module (func + tosa.const + tosa.custom), same context as the input
-    fates: Fates
-
-
 def _main(module):
     return next(op for op in module.body.operations if op.operation.name == "func.func")
 
@@ -541,7 +539,7 @@ def _boundary_type(fates: Fates, value, role: str, index: int):
         if not text.startswith(("!torch.vtensor", "!torch.tensor")):
             raise Unconvertible(label, f"non-tensor-{role}", f"it is {text}, not a tensor", subject)
         try:
-            return ir.Type.parse(_tensor_type(label, value, "type", allow_empty=role == "argument"))
+            return ir.Type.parse(_tensor_type(label, value, None, allow_empty=role == "argument"))
         except Unconvertible as e:
             raise Unconvertible(label, e.kind, e.reason, subject) from None
     except Unconvertible as e:

@@ -74,8 +74,8 @@ KINDS: dict[str, str] = {
     "unencodable-operand": "an operand is of a kind contract v1 has no encoding for",
     "non-tensor-argument": "the function takes a non-tensor argument, which a TOSA function cannot receive",
     "unimportable-weight-list": (
-        "the op takes a list mixing activations and weights (aten.lstm's params), and torch-mlir's FX importer "
-        "cannot import such a list without decomposing the op first, so there is no torch IR to convert"
+        "the op takes a list of weights (aten.lstm's params); torch-mlir's FX importer freezes weights into "
+        "literals and cannot put them in a torch list, so without decomposing the op there is no torch IR to convert"
     ),
 }
 

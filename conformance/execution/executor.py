@@ -27,6 +27,8 @@ from conformance.cases.inputs import make_inputs, make_module
 from conformance.cases.registry import Registry
 from conformance.classify import Classification, classify_error
 from conformance.compare import compare
+from conformance.execution.cache import CompileCache
+from conformance.execution.caching import CacheSession
 from conformance.execution.capture import OutputCapture
 from conformance.execution.settings import Settings
 from conformance.paths import safe_name
@@ -44,6 +46,9 @@ class Item:
     value: Any = None
     timings: dict[str, float] = field(default_factory=dict)
     done: bool = False
+    resume_at: int = 0  # index of the next stage to run (a cache hit skips ahead)
+    case_key: str | None = None  # compile-cache keys, when the backend caches
+    ir_key: str | None = None
 
 
 @dataclass
@@ -66,6 +71,11 @@ class Executor:
         self.settings = settings
         self.report = report
         self.capture = OutputCapture()
+        self.cache = (
+            CacheSession(CompileCache(settings.cache_dir, settings.cache_limit_mb * 2**20), settings.seed, settings.options)
+            if settings.cache_dir
+            else None
+        )
 
     # -- one job ------------------------------------------------------------
 
@@ -83,6 +93,8 @@ class Executor:
                 self._run_backend(self.backends[name], case_ids, max_batch)
         finally:
             shutil.rmtree(self.scratch, ignore_errors=True)
+            if self.cache:
+                self.cache.cache.evict()
 
     def _run_backend(self, backend: Backend, case_ids: list[str], max_batch: int) -> None:
         items: list[Item] = []
@@ -103,8 +115,14 @@ class Executor:
                 bundles.stage_case_data(run.staging, run)
             items.append(Item(case_id, run, timings=self._eager_timings(case_id)))
 
+        caching = self.cache if backend.cache_stage else None
+        if caching:
+            caching.before_stages(backend, items, lambda it, stage, failure: self._fail(backend, it, stage, failure))
         for index, stage in enumerate(backend.stages):
-            live = [it for it in items if not it.done]
+            live = [it for it in items if not it.done and it.resume_at <= index]
+            if caching and stage == backend.cache_stage:
+                caching.before_cache(backend, live)  # an IR already compiled skips the compiler
+                live = [it for it in live if it.resume_at <= index]
             if stage == "run":
                 for it in live:
                     self._run_and_compare(backend, it)
@@ -116,6 +134,8 @@ class Executor:
                 chain = backend.share_chain(index)
                 for it in live:
                     self._single_stage(backend, stage, it, chain)
+            if caching and stage == backend.cache_stage:
+                caching.after_cache(backend, live)
 
     # -- the case itself: module, inputs, eager reference ---------------------
 
@@ -253,6 +273,8 @@ class Executor:
 
     def _fail(self, backend: Backend, it: Item, stage: str, failure: Classification) -> None:
         it.done = True
+        if self.cache and backend.cache_stage:
+            self.cache.on_failure(backend, it, stage, failure)
         self._emit_failure(it.case_id, backend.name, stage, failure, it.timings, it.run.extras)
 
     def _emit_failure(self, case_id, backend_name, stage, failure: Classification, timings, extras=None) -> None:

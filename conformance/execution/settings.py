@@ -28,6 +28,7 @@ class Settings:
     batch_size: int = DEFAULT_BATCH  # op cases compiled together by batching backends
     artifacts: str | None = None  # reproducer bundles go here when set
     cache_dir: str | None = None  # compile cache; None disables it
+    cache_limit_mb: int = 4096  # compiled artifacts kept, least recently used evicted first
     options: dict[str, Any] = field(default_factory=dict)  # backend options, e.g. custom_ops
     sys_path: list[str] = field(default_factory=lambda: list(sys.path))
 

@@ -59,6 +59,12 @@ class Compiled:
         return self._functions[name]
 
 
+@functools.lru_cache(maxsize=64)
+def loaded_module(path: str) -> Compiled:
+    """One Compiled per cached .vmfb: the cases of a batch share its loaded module."""
+    return Compiled(Path(path))
+
+
 @dataclass
 class Entry:
     compiled: Compiled
@@ -81,6 +87,18 @@ class IreeBackend(TorchMlirBackend):
 
     def flags(self) -> dict:
         return {"iree_input_type": self.iree_input_type, "target": TARGET_FLAGS, "generic": self.generic_form}
+
+    cache_stage = "compile"
+
+    def cache_text(self, lowered) -> str:
+        return lowered.get_asm(print_generic_op_form=self.generic_form, large_elements_limit=None)
+
+    def cache_store(self, entry: Entry) -> tuple[Path, dict]:
+        return entry.compiled.vmfb, {"function": entry.function}
+
+    def cache_load(self, path: Path, meta: dict, case_run: CaseRun) -> Entry:
+        case_run.notes["lowered"] = None  # no IR at hand: a run failure bundles without a compile step
+        return Entry(loaded_module(str(path)), meta["function"])
 
     def compile_command(self, source: str, output: str, tool: str | None = None) -> list[str]:
         """`tool` defaults to the native binary; reproducers name the public `iree-compile`."""
@@ -130,7 +148,7 @@ class IreeBackend(TorchMlirBackend):
         return path, names
 
     def run(self, entry: Entry, inputs: list[torch.Tensor], case_run: CaseRun):
-        if "run" not in case_run.notes.get("reproducers", {}):
+        if "run" not in case_run.notes.get("reproducers", {}) and case_run.notes.get("lowered") is not None:
             self._reproduce_run(case_run, len(inputs))
         function = entry.compiled.function(entry.function)
         outputs = function(*[to_numpy(t) for t in inputs])

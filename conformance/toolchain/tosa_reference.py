@@ -72,6 +72,16 @@ class TosaReferenceBackend(TorchMlirBackend):
 
     stages = ("export", "import", "contract", "lower", "compile", "run")
     pipeline = "torch-backend-to-tosa-backend-pipeline"
+    cache_stage = "compile"
+
+    def cache_text(self, lowered) -> str:
+        return lowered.get_asm(print_generic_op_form=True, large_elements_limit=None)
+
+    def cache_store(self, model: Serialized) -> tuple[Path, dict]:
+        return model.flatbuffer, {"outputs": model.outputs}
+
+    def cache_load(self, path: Path, meta: dict, case_run: CaseRun) -> Serialized:
+        return Serialized(path, meta["outputs"])
 
     def compile(self, lowered, case_run: CaseRun) -> Serialized:
         workdir = case_run.workdir

@@ -1,0 +1,171 @@
+"""The compile cache: compiled artifacts on disk, keyed by what produced them.
+
+Three stores under one directory:
+
+    blobs/ab/<sha256>          compiled artifacts (a .vmfb, a .tosa), named by their content
+    ir/ab/<key>.json           IR key -> blob + metadata (e.g. which function of the module)
+    cases/ab/<key>.json        case key -> IR key, or a deterministic failure before compile
+
+The IR key is the hash of the exact IR handed to the compiler, the backend's
+flags and the toolchain versions. The case key is the hash of the case's
+declaration and source files, the run seed, the backend and its flags, and
+the toolchain: a re-run of unchanged cases finds its IR key without
+exporting or lowering anything, then its artifact without compiling.
+
+Safe under parallel workers: every file is written to a temporary name and
+renamed into place. A blob whose content does not match its name (a torn
+write, a bad disk) is deleted and rebuilt. The blob store is bounded: past
+`limit_bytes`, the least recently used blobs go first.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+DEFAULT_LIMIT_BYTES = 4 * 2**30
+
+
+def digest(*parts: Any) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part if isinstance(part, bytes) else json.dumps(part, sort_keys=True, default=str).encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+@functools.cache
+def toolchain() -> dict[str, str | None]:
+    """Versions whose change must invalidate every entry (and the host CPU IREE compiles for)."""
+    versions: dict[str, str | None] = {"format": str(FORMAT)}
+    for name in ("torch", "torch-mlir", "iree-base-compiler", "iree-base-runtime", "transformers"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    import platform
+
+    versions["machine"] = platform.machine()
+    try:
+        versions["cpu"] = next(
+            (line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), None
+        )
+    except OSError:
+        versions["cpu"] = None
+    return versions
+
+
+@functools.cache
+def tree_digest(root: str) -> str:
+    """The content of every .py file under `root` (or of one file): a case's source."""
+    path = Path(root)
+    files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    h = hashlib.sha256()
+    for f in files:
+        h.update(str(f.relative_to(path) if path.is_dir() else f.name).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def case_fingerprint(case, run_seed: int, options: dict) -> str:
+    inputs = [(spec.describe(), spec.low, spec.high, spec.gen is not None) for spec in case.inputs]
+    source = tree_digest(case.origin) if case.origin else case.defined_at
+    return digest(case.id, case.kind, inputs, case.seed, run_seed, source, options)
+
+
+class CompileCache:
+    def __init__(self, root: str | Path, limit_bytes: int = DEFAULT_LIMIT_BYTES):
+        self.root = Path(root)
+        self.limit_bytes = limit_bytes
+
+    # -- low level ------------------------------------------------------------
+
+    def _path(self, store: str, key: str, suffix: str = "") -> Path:
+        return self.root / store / key[:2] / f"{key}{suffix}"
+
+    def _write(self, path: Path, data: bytes) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)  # atomic: a reader sees the old file or the new, never half
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def _read_json(self, store: str, key: str) -> dict | None:
+        path = self._path(store, key, ".json")
+        try:
+            return json.loads(path.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            path.unlink(missing_ok=True)  # corrupt: forget it, it will be rebuilt
+            return None
+
+    # -- blobs ----------------------------------------------------------------
+
+    def put_blob(self, source: Path) -> str:
+        data = source.read_bytes()
+        key = hashlib.sha256(data).hexdigest()
+        path = self._path("blobs", key)
+        if not path.exists():
+            self._write(path, data)
+        return key
+
+    def blob(self, key: str, verify: bool = True) -> Path | None:
+        path = self._path("blobs", key)
+        if not path.exists():
+            return None
+        if verify and hashlib.sha256(path.read_bytes()).hexdigest() != key:
+            path.unlink(missing_ok=True)
+            return None
+        os.utime(path)  # recently used: evicted last
+        return path
+
+    # -- indexes --------------------------------------------------------------
+
+    def put_ir(self, ir_key: str, blob: str, meta: dict) -> None:
+        self._write(self._path("ir", ir_key, ".json"), json.dumps({"blob": blob, "meta": meta}).encode())
+
+    def ir(self, ir_key: str) -> tuple[Path, dict] | None:
+        record = self._read_json("ir", ir_key)
+        if record is None:
+            return None
+        path = self.blob(record["blob"])
+        return (path, record["meta"]) if path else None
+
+    def put_case(self, case_key: str, record: dict) -> None:
+        self._write(self._path("cases", case_key, ".json"), json.dumps(record).encode())
+
+    def case(self, case_key: str) -> dict | None:
+        return self._read_json("cases", case_key)
+
+    # -- size bound -----------------------------------------------------------
+
+    def evict(self) -> int:
+        """Delete least recently used blobs until the store is under 90% of its limit."""
+        blobs = []
+        for path in (self.root / "blobs").glob("*/*"):
+            try:
+                st = path.stat()
+            except FileNotFoundError:
+                continue  # another worker evicted it
+            blobs.append((st.st_mtime, st.st_size, path))
+        total = sum(size for _, size, _ in blobs)
+        removed = 0
+        for _, size, path in sorted(blobs):
+            if total <= self.limit_bytes * 0.9:
+                break
+            path.unlink(missing_ok=True)
+            total -= size
+            removed += 1
+        return removed
