@@ -1,0 +1,109 @@
+"""The compile cache: warm re-runs, invalidation, corruption, the size bound, parallel writers."""
+
+import json
+import multiprocessing
+import shutil
+
+import pytest
+
+from conformance.execution.cache import CompileCache
+from conformance.execution.engine import Engine
+from conformance.execution.settings import Settings
+from tests.conftest import FIXTURES
+
+CASES = ["tanh", "add.broadcast", "double", "sum.int"]
+
+
+def run(cache_dir, cases_dir=FIXTURES / "cases", backend="tosa", cases=CASES):
+    settings = Settings(backends=[backend], case_paths=[str(cases_dir)], default_cases=False, cache_dir=str(cache_dir) if cache_dir else None)
+    engine = Engine(settings)
+    try:
+        return {r.case: r for r in engine.run([(c, backend) for c in cases])}
+    finally:
+        engine.close()
+
+
+def verdicts(results):
+    return {c: (r.status, r.stage, r.code, r.explanation) for c, r in results.items()}
+
+
+def test_a_warm_rerun_skips_export_lowering_and_compile_with_the_same_results(tmp_path):
+    cold = run(tmp_path / "cache")
+    warm = run(tmp_path / "cache")
+    assert verdicts(warm) == verdicts(cold)
+    assert all("compile" in r.timings for r in cold.values())
+    for r in warm.values():
+        assert not {"export", "import", "contract", "lower", "compile"} & set(r.timings), r.timings
+        assert "cache" in r.timings and ("run" in r.timings) == r.passed
+    # The ops seen at export survive in the cached record.
+    assert warm["tanh"].extras["aten_ops"] == cold["tanh"].extras["aten_ops"] == ["aten.tanh.default"]
+
+
+def test_no_cache_writes_nothing(tmp_path):
+    run(None)
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_changed_case_source_is_a_miss(tmp_path):
+    cases = tmp_path / "cases"
+    shutil.copytree(FIXTURES / "cases", cases)
+    run(tmp_path / "cache", cases_dir=cases)
+    (cases / "small.py").write_text((cases / "small.py").read_text().replace("x * 2", "x * 3"))
+    again = run(tmp_path / "cache", cases_dir=cases)
+    # Every case of the edited source is exported and lowered again (its case key changed) ...
+    assert all("export" in r.timings and "lower" in r.timings for r in again.values())
+    # ... but only the case whose IR changed is compiled: the others' IR key still hits.
+    assert "compile" in again["double"].timings
+    assert "compile" not in again["tanh"].timings
+
+
+def test_corrupt_entries_are_detected_and_rebuilt(tmp_path):
+    cache_dir = tmp_path / "cache"
+    run(cache_dir, cases=["tanh", "double"])
+    blobs = list((cache_dir / "blobs").glob("*/*"))
+    assert blobs
+    for blob in blobs:
+        blob.write_bytes(b"torn write")
+    for index in (cache_dir / "cases").glob("*/*.json"):
+        index.write_text("{not json")
+    again = run(cache_dir, cases=["tanh", "double"])
+    assert all(r.passed and "compile" in r.timings for r in again.values())
+    cache = CompileCache(cache_dir)
+    assert all(cache.blob(p.name) for p in (cache_dir / "blobs").glob("*/*"))  # rebuilt, contents match names
+
+
+def test_the_store_is_bounded_and_evicts_the_least_recently_used(tmp_path):
+    cache = CompileCache(tmp_path, limit_bytes=3000)
+    keys = []
+    for i in range(5):
+        source = tmp_path / f"a{i}"
+        source.write_bytes(bytes([i]) * 1000)
+        keys.append(cache.put_blob(source))
+    cache.blob(keys[0])  # used again: now the most recent
+    assert cache.evict() == 3
+    kept = {p.name for p in (tmp_path / "blobs").glob("*/*")}
+    assert kept == {keys[0], keys[4]}
+
+
+def _writer(root, n):
+    cache = CompileCache(root)
+    source = root / f"src{n}"
+    source.write_bytes(b"x" * 100_000)
+    for i in range(20):
+        key = cache.put_blob(source)
+        cache.put_ir(f"{i:064x}", key, {"function": f"c{i}", "writer": n})
+        assert cache.ir(f"{i:064x}") is not None
+
+
+def test_parallel_writers_never_leave_a_torn_entry(tmp_path):
+    processes = [multiprocessing.get_context("spawn").Process(target=_writer, args=(tmp_path, n)) for n in range(4)]
+    for p in processes:
+        p.start()
+    for p in processes:
+        p.join()
+    assert all(p.exitcode == 0 for p in processes)
+    cache = CompileCache(tmp_path)
+    for i in range(20):
+        path, meta = cache.ir(f"{i:064x}")
+        assert meta["function"] == f"c{i}" and path.read_bytes() == b"x" * 100_000
+    assert not list(tmp_path.rglob(".tmp-*"))
