@@ -14,7 +14,9 @@ import time
 import torch
 
 from conformance.backends.protocol import Backend, batched
-from conformance.toolchain.mlir import PipelineError
+from conformance.backends.protocol import shared
+from conformance.toolchain.mlir import PipelineError, run_pipeline
+from conformance.toolchain.torch_mlir import CONTRACT_PIPELINE, TorchMlirBackend, check_result_types
 
 
 def die(how: str) -> None:
@@ -135,3 +137,33 @@ class Slow(Backend):
 
 
 SLOW = Slow()
+
+
+class Mistyped(TorchMlirBackend):
+    """The real torch-mlir frontend, but the contract IR declares f64 where eager gives f32.
+
+    A dtype-function bug made to order: the type check after the contract
+    stage must catch it, whatever later stages would have done.
+    """
+
+    name = "mistyped"
+    stages = ("export", "import", "contract", "run")
+
+    @shared("contract:mistyped")
+    def contract(self, module, case_run):
+        from torch_mlir import ir
+
+        contract = module.operation.clone()
+        run_pipeline(contract, CONTRACT_PIPELINE.format(options=" extra-library="))
+        main = next(op for op in contract.regions[0].blocks[0].operations if op.operation.name == "func.func")
+        returned = main.regions[0].blocks[-1].operations[-1].operands[0]
+        with contract.context:
+            returned.set_type(ir.Type.parse(str(returned.type).replace(",f32>", ",f64>")))
+        check_result_types(contract, case_run)
+        return contract
+
+    def run(self, _, inputs, case_run):
+        return case_run.module(*inputs)
+
+
+MISTYPED = Mistyped()

@@ -9,7 +9,7 @@ from conformance.taxonomy import Code
 
 LEGALIZE = re.compile(r"failed to legalize operation '([\w.]+)'")
 PARSE_ERRORS = re.compile(
-    r"custom op '[\w.]+' is unknown|unknown (?:type|attribute|dialect)|"
+    r"custom op '[\w.]+' (?:is unknown|expected )|unknown (?:type|attribute|dialect)|"
     r"expected (?:'[^']+'|[\w ]+) (?:in|after|before|to)|dialect '\w+' not found|"
     r"unregistered operation|does not reference a valid"
 )

@@ -172,8 +172,8 @@ MLIR_DTYPES = {
 DTYPE_NAMES = {v: k for k, v in MLIR_DTYPES.items()}
 
 
-def declared_results(contract) -> list[tuple[str, list[int | None] | None, torch.dtype | None, str | None]]:
-    """(type text, dims with None for '?', dtype, producing op) of each result of @main."""
+def declared_results(contract) -> list[tuple[str, list[int | None] | None, str | None, str | None]]:
+    """(type text, dims with None for '?', MLIR dtype name, producing op) of each result of @main."""
     main = next(op for op in contract.regions[0].blocks[0].operations if op.operation.name == "func.func")
     returned = main.regions[0].blocks[-1].operations[-1]  # func.return
     out = []
@@ -186,7 +186,7 @@ def declared_results(contract) -> list[tuple[str, list[int | None] | None, torch
             out.append((text, None, None, producer))
             continue
         dims = [None if d == "?" else int(d) for d in match.group(1).split(",") if d] if match.group(1) else []
-        out.append((text, dims, MLIR_DTYPES.get(match.group(2)), producer))
+        out.append((text, dims, match.group(2), producer))
     return out
 
 
@@ -198,14 +198,15 @@ def check_result_types(contract, case_run: CaseRun) -> None:
     declared = declared_results(contract)
     if len(declared) != len(leaves):
         return  # a structure difference: the comparison reports it with the outputs in hand
-    for index, ((text, dims, dtype, producer), eager) in enumerate(zip(declared, leaves)):
+    for index, ((text, dims, dtype_name, producer), eager) in enumerate(zip(declared, leaves)):
         if dims is None:
             continue  # not a value tensor with known type: nothing promised
         shape_ok = len(dims) == eager.dim() and all(d is None or d == s for d, s in zip(dims, eager.shape))
+        dtype = MLIR_DTYPES.get(dtype_name)
         dtype_ok = dtype is None or dtype == eager.dtype
         if shape_ok and dtype_ok:
             continue
-        ir_says = f"{text[text.index(',') + 1:-1]}[{','.join('?' if d is None else str(d) for d in dims)}]"
+        ir_says = f"{dtype_name}[{','.join('?' if d is None else str(d) for d in dims)}]"
         eager_gives = f"{DTYPE_NAMES.get(eager.dtype, eager.dtype)}[{','.join(map(str, eager.shape))}]"
         op = producer.removeprefix("torch.") if producer and producer.startswith("torch.") else None
         raise StageFailure(

@@ -1,0 +1,45 @@
+"""Classification end to end, with real tools: a type-refinement bug, unsupported ops, toolchain skew."""
+
+import subprocess
+
+from conformance.classify import classify_error
+from conformance.execution.engine import Engine
+from conformance.execution.settings import Settings
+from conformance.toolchain.iree import TARGET_FLAGS, iree_compile
+from conformance.toolchain.tools import ToolError
+from tests.conftest import FIXTURES, fake
+
+
+def test_a_declared_type_that_disagrees_with_eager_is_type_refinement():
+    engine = Engine(Settings(backends=[fake("MISTYPED")], case_paths=[str(FIXTURES / "cases")], default_cases=False))
+    try:
+        result = next(engine.run([("tanh", "mistyped")]))
+    finally:
+        engine.close()
+    assert (result.status, result.stage, result.code, result.op) == ("fail", "contract", "TYPE_REFINEMENT", "aten.tanh"), result
+    assert result.explanation.startswith("output 0: IR says f64[3,4], eager gives f32[3,4] (result of aten.tanh)")
+
+
+def test_pretty_tosa_handed_to_iree_is_toolchain_skew(tmp_path):
+    # IREE 3.13's MLIR is another build than torch-mlir's: it cannot parse
+    # torch-mlir's pretty-printed TOSA (hence the generic form in the tosa backend).
+    import torch
+    from torch_mlir import fx
+
+    class AddBroadcast(torch.nn.Module):
+        def forward(self, x, y):
+            return x + y
+
+    module = fx.export_and_import(AddBroadcast(), torch.randn(3, 4), torch.randn(4), output_type="tosa")
+    source = tmp_path / "pretty.mlir"
+    source.write_text(str(module))
+    proc = subprocess.run(
+        [iree_compile(), str(source), "--iree-input-type=tosa", *TARGET_FLAGS, "-o", str(tmp_path / "m.vmfb")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode != 0
+    found = classify_error("compile", ToolError("iree-compile", proc.returncode, proc.stderr))
+    assert found.code == "TOOLCHAIN_SKEW", (found, proc.stderr[:500])
+    assert "cannot parse the IR torch-mlir printed" in found.explanation
+    assert "custom op 'tosa.const_shape' expected 'values'" in found.explanation
