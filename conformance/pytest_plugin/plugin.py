@@ -10,6 +10,7 @@ summary table per backend.
 from __future__ import annotations
 
 import pytest
+from tabulate import tabulate
 
 from conformance.backends import loader
 from conformance.cases import registry as reg
@@ -17,9 +18,13 @@ from conformance.pytest_plugin import options
 from conformance.pytest_plugin.items import RUNNER_KEY, CaseSourceCollector, result_from_report
 from conformance.pytest_plugin.runner import ItemRunner
 from conformance.report.tables import backend_table
+from conformance.report.triage import root_causes
 from conformance.result import Result
 from conformance.xfail.sets import XfailError, XfailSet
 from conformance.xfail.update import update
+
+
+ROOT_CAUSES_SHOWN = 10
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -98,7 +103,16 @@ class ConformanceSession:
         if self.is_worker or not self.results:
             return
         terminalreporter.section("conformance summary")
-        for line in backend_table(self.results).splitlines() + self.update_lines:
+        for line in backend_table(self.results).splitlines():
+            terminalreporter.write_line(line)
+        groups = root_causes(self.results, {c.id: {"ops": list(c.ops)} for c in self.runner.cases.values()})
+        if groups:
+            shown = groups[:ROOT_CAUSES_SHOWN]
+            terminalreporter.write_line(f"\nlargest root-cause groups ({len(shown)} of {len(groups)}; all: conformance triage):")
+            rows = [[g.count, g.backend, g.code, g.op or "-", g.example.case, g.example.explanation[:110]] for g in shown]
+            for line in tabulate(rows, headers=["count", "backend", "code", "op", "example", "explanation"]).splitlines():
+                terminalreporter.write_line(line)
+        for line in self.update_lines:
             terminalreporter.write_line(line)
 
     @pytest.hookimpl(optionalhook=True)
