@@ -136,8 +136,11 @@ class Backend:
 
     cache_stage: str | None = None
 
-    def cache_text(self, value: Any) -> str:
-        """The exact input of `cache_stage` as text (the IR handed to the compiler)."""
+    def cache_input(self, value: Any, case_run: CaseRun) -> Path:
+        """Write the exact input of `cache_stage` (the IR handed to the compiler) to a file.
+
+        The cache hashes the file; the stage may reuse it rather than print the IR again.
+        """
         raise NotImplementedError
 
     def cache_store(self, value: Any) -> tuple[Path, dict]:

@@ -106,9 +106,9 @@ class _FreshGraph:
 
         self._program = program
         graph = torch.fx.Graph()
-        output = graph.graph_copy(program.graph, {})
-        graph.output(output)
-        self.graph = graph
+        graph.output(graph.graph_copy(program.graph, {}))
+        # Owned by a module, as the importer's rewrites (aten.as_strided) need.
+        self.graph = torch.fx.GraphModule(program.graph_module, graph).graph
 
     def __getattr__(self, name):
         return getattr(self._program, name)

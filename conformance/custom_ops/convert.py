@@ -545,6 +545,8 @@ def _boundary_type(fates: Fates, value, role: str, index: int):
     except Unconvertible as e:
         if role == "result" and e.kind != "empty-tensor" and _producer(value) is not None:
             return None  # the op producing it says why
+        if role == "argument" and list(value.uses):
+            return None  # the ops using it say why (an unused one is blamed on the boundary)
         fates.fail(e)
         return None
 

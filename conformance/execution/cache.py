@@ -34,9 +34,15 @@ DEFAULT_LIMIT_BYTES = 4 * 2**30
 
 
 def digest(*parts: Any) -> str:
+    """sha256 of the parts: bytes as they are, a Path by its content, anything else as JSON."""
     h = hashlib.sha256()
     for part in parts:
-        h.update(part if isinstance(part, bytes) else json.dumps(part, sort_keys=True, default=str).encode())
+        if isinstance(part, Path):
+            with open(part, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+        else:
+            h.update(part if isinstance(part, bytes) else json.dumps(part, sort_keys=True, default=str).encode())
         h.update(b"\0")
     return h.hexdigest()
 

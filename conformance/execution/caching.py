@@ -55,7 +55,7 @@ class CacheSession:
         index = backend.stages.index(backend.cache_stage)
         for it in items:
             start = time.perf_counter()
-            it.ir_key = digest(backend.cache_text(it.value), backend.name, backend.flags(), toolchain())
+            it.ir_key = digest(backend.cache_input(it.value, it.run), backend.name, backend.flags(), toolchain())
             hit = self.cache.ir(it.ir_key)
             if hit is not None:
                 it.value = backend.cache_load(hit[0], hit[1], it.run)

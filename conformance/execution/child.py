@@ -13,6 +13,7 @@ from __future__ import annotations
 import faulthandler
 import json
 import os
+import resource
 import sys
 import traceback
 
@@ -73,7 +74,8 @@ def main(argv: list[str]) -> int:
             break
         executor.capture.reset()
         executor.run_job([tuple(p) for p in message["pairs"]], message["max_batch"])
-        send({"t": "done", "rss_mb": process.memory_info().rss / 2**20})
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+        send({"t": "done", "rss_mb": process.memory_info().rss / 2**20, "peak_rss_mb": peak})
     return 0
 
 

@@ -88,7 +88,7 @@ class Engine:
                         del remaining[result.key]
                         yield result
                 elif reply["t"] == "done":
-                    self.peak_rss_mb = max(self.peak_rss_mb, reply["rss_mb"])
+                    self.peak_rss_mb = max(self.peak_rss_mb, reply.get("peak_rss_mb", reply["rss_mb"]))
                     if reply["rss_mb"] > self.settings.memory_limit_mb:
                         self.close()  # a fresh child for the next job keeps memory bounded
                     for case, backend in remaining:  # never answered: a bug of ours, not a silent pass

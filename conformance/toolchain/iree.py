@@ -90,8 +90,15 @@ class IreeBackend(TorchMlirBackend):
 
     cache_stage = "compile"
 
-    def cache_text(self, lowered) -> str:
-        return lowered.get_asm(print_generic_op_form=self.generic_form, large_elements_limit=None)
+    def cache_input(self, lowered, case_run: CaseRun) -> Path:
+        return self.compile_input(lowered, case_run)
+
+    def compile_input(self, lowered, case_run: CaseRun) -> Path:
+        """The case's lowered IR as iree-compile reads it, written once (models print to 100s of MB)."""
+        path = case_run.notes.get("compile_input")
+        if path is None:
+            path = case_run.notes["compile_input"] = write_ir(lowered, case_run.workdir / "compile-input.mlir", self.generic_form)
+        return path
 
     def cache_store(self, entry: Entry) -> tuple[Path, dict]:
         return entry.compiled.vmfb, {"function": entry.function}
@@ -110,7 +117,7 @@ class IreeBackend(TorchMlirBackend):
             case_run.notes["lowered"] = module  # the run stage's replay compiles the case alone
         workdir = case_runs[0].workdir
         if len(lowered) == 1:
-            source = write_ir(lowered[0], workdir / "compile-input.mlir", self.generic_form)
+            source = self.compile_input(lowered[0], case_runs[0])
             names = ["main"]
         else:
             source, names = self._merge(lowered, workdir / "batch-input.mlir")

@@ -74,8 +74,15 @@ class TosaReferenceBackend(TorchMlirBackend):
     pipeline = "torch-backend-to-tosa-backend-pipeline"
     cache_stage = "compile"
 
-    def cache_text(self, lowered) -> str:
-        return lowered.get_asm(print_generic_op_form=True, large_elements_limit=None)
+    def cache_input(self, lowered, case_run: CaseRun) -> Path:
+        return self.serializer_input(lowered, case_run)
+
+    def serializer_input(self, lowered, case_run: CaseRun) -> Path:
+        """The lowered TOSA as tosa-opt reads it, written once (generic form: tosa-tools' MLIR is a third build)."""
+        path = case_run.notes.get("serializer_input")
+        if path is None:
+            path = case_run.notes["serializer_input"] = write_ir(lowered, case_run.workdir / "model.mlir", generic=True)
+        return path
 
     def cache_store(self, model: Serialized) -> tuple[Path, dict]:
         return model.flatbuffer, {"outputs": model.outputs}
@@ -85,8 +92,7 @@ class TosaReferenceBackend(TorchMlirBackend):
 
     def compile(self, lowered, case_run: CaseRun) -> Serialized:
         workdir = case_run.workdir
-        # Generic form: tosa-tools' MLIR is a third build, and generic form parses everywhere.
-        source = write_ir(lowered, workdir / "model.mlir", generic=True)
+        source = self.serializer_input(lowered, case_run)
         flatbuffer = workdir / "model.tosa"
         # Validate first: serializing invalid TOSA (f64, say) aborts on an assertion.
         args = ["--tosa-validate", "--tosa-serialize", "--tosa-flatbuffer-filename={out}", "-o", os.devnull]
