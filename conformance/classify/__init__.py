@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from conformance.backends.protocol import StageFailure
 from conformance.classify.parsers import PARSERS
+from conformance.classify.text import error_line
 from conformance.taxonomy import Code, Stage
 
 
@@ -82,7 +83,7 @@ def classify_text(stage: str, text: str, details: str | None = None) -> Classifi
         if found is not None:
             code, op, explanation = found
             return Classification(code, explanation, op, details if details is not None else text, parsed=True)
-    line = first_error_line(text) or text.split("\n", 1)[0]
+    line = error_line(text) or first_error_line(text) or text.split("\n", 1)[0]
     return Classification(Code.UNKNOWN, f"{stage} failed: {line}", details=details if details is not None else text, parsed=True)
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 
-from conformance.classify.text import clean, short
+from conformance.classify.text import clean, error_line, short
 from conformance.taxonomy import Code
 
 PIPELINE = re.compile(r"torch-mlir pipeline (\S+) failed")
 LEGALIZE = re.compile(r"failed to legalize operation '(torch\.[\w.]+)'")
+CURRENT_OP = re.compile(r'see current operation: (?:%[\w#:]+(?:, %[\w#:]+)* = )?"([\w.]+)"')
 CONTRACT_ILLEGAL = re.compile(r"found an op that was marked as backend illegal|unsupported by backend contract", re.I)
 TARGETS = {"tosa": "tosa", "linalg": "linalg-on-tensors", "stablehlo": "stablehlo"}
 
@@ -43,9 +44,19 @@ def parse(stage: str, text: str):
         line = next(clean(l) for l in text.splitlines() if CONTRACT_ILLEGAL.search(l))
         op = _first_torch_op(text)
         return Code.UNSUPPORTED_OP, op, f"the torch backend contract is not met{f' by {op}' if op else ''} ({short(line, 200)})"
-    if "failed to verify" in text or "verification failed" in text:
-        line = next(clean(l) for l in text.splitlines() if "verif" in l)
-        return Code.VERIFIER_ERROR, _op_in(line), f"torch-mlir produced IR that fails the verifier while lowering to {target} ({short(line, 200)})"
+    # Any other error with MLIR's "see current operation" note: an op the lowering
+    # built is rejected by its own verifier (e.g. a concatenate with no operands).
+    line = error_line(text)
+    current = CURRENT_OP.search(text)
+    if line and (current or "failed to verify" in text or "verification failed" in text):
+        op = _op_in(line) or (current.group(1) if current else None)
+        return (
+            Code.VERIFIER_ERROR,
+            op,
+            f"torch-mlir's lowering to {target} built an invalid {op or 'op'}: {short(line, 200)}",
+        )
+    if line:  # a pass reported an error of its own (e.g. StableHLO shape inference while building an op)
+        return Code.COMPILER_ERROR, _op_in(line), f"torch-mlir's lowering to {target} failed: {short(line, 200)}"
     return None
 
 

@@ -53,16 +53,20 @@ class TosaCustomBackend(TorchMlirBackend):
             if not ops:
                 raise
             # Not a conversion failure, but the conversion's question still has an answer for these ops.
-            case_run.extras.update(
-                {"custom_ops": {op: "unimportable-weight-list" for op in ops}, "custom_op_contract": contract.VERSION}
-            )
-            raise StageFailure(
-                Code.CUSTOM_OP_UNCONVERTIBLE,
-                f"{ops[0]} cannot become a tosa.custom (unimportable-weight-list): it takes a list of weights, which "
+            sentences = {
+                op: f"{op} cannot become a tosa.custom (unimportable-weight-list): it takes a list of weights, which "
                 "torch-mlir's FX importer cannot import (it freezes weights into literals, and a torch list cannot "
-                "hold literals) unless the op is decomposed",
-                op=ops[0],
-            ) from None
+                "hold literals) unless the op is decomposed"
+                for op in ops
+            }
+            case_run.extras.update(
+                {
+                    "custom_ops": {op: "unimportable-weight-list" for op in ops},
+                    "custom_op_reasons": sentences,
+                    "custom_op_contract": contract.VERSION,
+                }
+            )
+            raise StageFailure(Code.CUSTOM_OP_UNCONVERTIBLE, sentences[ops[0]], op=ops[0]) from None
 
     def convert(self, module, case_run: CaseRun):
         case_run.reproduce("convert", {"input.mlir": lambda path: write_ir(module.operation, path)}, REPLAY)

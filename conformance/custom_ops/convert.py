@@ -18,76 +18,26 @@ dropped silently.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-
 from conformance.custom_ops import constants, contract
-from conformance.custom_ops.contract import Arg, Empty, TensorRef
+from conformance.custom_ops.encode import (
+    ASSERTIONS,
+    CONTROL_FLOW,
+    MUTATING,
+    STRUCTURAL,
+    Unconvertible,
+    empty_of,
+    producer_of,
+    tensor_type,
+    check_assertion,
+    encode_op,
+    fold,
+    op_name,
+    tosa_type,
+)
 from conformance.custom_ops.reasons import CONVERTED, ERASED, FOLDED
-from conformance.custom_ops.schema import Kind, schema_of
-
-_VTENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(.+)>")
-# torch element types -> builtin element types (signless, as TOSA has them).
-ELEMENT_TYPES = {
-    "f16": "f16",
-    "bf16": "bf16",
-    "f32": "f32",
-    "f64": "f64",
-    "i1": "i1",
-    "si8": "i8",
-    "si16": "i16",
-    "si32": "i32",
-    "si64": "i64",
-    "ui8": "ui8",
-    "ui16": "ui16",
-    "ui32": "ui32",
-    "ui64": "ui64",
-    "f8E5M2": "f8E5M2",
-    "f8E4M3FN": "f8E4M3FN",
-}
-# What the validation target (verify.TARGET: TOSA 1.1 draft, profiles pro_int
-# and pro_fp, extensions int16, int64, bf16, fp8, dynamic) allows. No TOSA
-# profile has f64, unsigned integers or complex numbers.
-TOSA_ELEMENT_TYPES = {"f16", "bf16", "f32", "i1", "i8", "i16", "i32", "i64", "f8E5M2", "f8E4M3FN"}
-STRUCTURAL = {
-    "torch.constant.int",
-    "torch.constant.float",
-    "torch.constant.bool",
-    "torch.constant.str",
-    "torch.constant.none",
-    "torch.constant.device",
-    "torch.constant.number",
-    "torch.prim.ListConstruct",
-    "torch.derefine",
-}
-MUTATING = {"torch.overwrite.tensor.contents", "torch.copy.to_tensor", "torch.copy.to_vtensor"}
-CONTROL_FLOW = {"torch.prim.If", "torch.prim.Loop", "torch.prim.If.yield", "torch.prim.Loop.condition"}
-ASSERTIONS = {"aten._assert_tensor_metadata.default"}
-
-
-class Unconvertible(Exception):
-    """One op cannot become a tosa.custom: `kind` (reasons.KINDS) and a sentence naming op and reason."""
-
-    def __init__(self, op: str, kind: str, reason: str, subject: str | None = None):
-        super().__init__(f"{subject or op} cannot become a tosa.custom ({kind}): {reason}")
-        self.op = op
-        self.kind = kind
-        self.reason = reason
-        self.sentence = str(self)
-
-
-@dataclass
-class Encoded:
-    """One op, spelt in the contract: what the tosa.custom will hold."""
-
-    operator_name: str
-    attrs: str  # implementation_attrs
-    tensors: list  # torch-dialect Values, in input_list order
-    output_types: list[str]  # builtin tensor types, output_list order
-    outputs: list  # the torch-dialect Values each output replaces
 
 
 @dataclass
@@ -126,341 +76,6 @@ class Fates:
             more = f" and {len(others) - 4} more" if len(others) > 4 else ""
             tail = f"; also unconvertible: {listed}{more}"
         return first.sentence + tail
-
-
-# -- names and types ----------------------------------------------------------------
-
-def op_name(op) -> str:
-    """The contract's operator name of a torch-dialect op: `aten.add.Tensor`, `aten.tanh.default`."""
-    name = op.operation.name
-    if name == "torch.operator":
-        name = contract_string(op.operation.attributes["name"])
-    name = name.removeprefix("torch.")
-    return f"{name}.default" if name.count(".") == 1 else name
-
-
-def contract_string(attr) -> str:
-    from torch_mlir import ir
-
-    return ir.StringAttr(attr).value
-
-
-def tosa_type(torch_type, legal_only: bool = False) -> str:
-    """`!torch.vtensor<[2,?],si64>` -> `tensor<2x?xi64>`; KeyError (element) or ValueError (no type) when impossible."""
-    text = str(torch_type)
-    match = _VTENSOR.fullmatch(text)
-    if match is None:
-        raise ValueError(text)
-    dims = [d.strip() for d in match.group(1).split(",") if d.strip()] if match.group(1) else []
-    element = ELEMENT_TYPES[match.group(2)]
-    if legal_only and element not in TOSA_ELEMENT_TYPES:
-        raise KeyError(element)
-    shape = "x".join("?" if d == "?" else d for d in dims)
-    return f"tensor<{shape}x{element}>" if dims else f"tensor<{element}>"
-
-
-def _its(role: str | None) -> str:
-    return f"its {role}" if role else "it"
-
-
-def _empty(op: str, value, role: str) -> Empty | None:
-    """The contract's Empty for a tensor with a zero-sized dimension (contract v1 spells it in JSON), else None."""
-    from conformance.toolchain.torch_mlir import MLIR_DTYPES
-
-    match = _VTENSOR.fullmatch(str(value.type))
-    if match is None:
-        return None
-    dims = [d.strip() for d in match.group(1).split(",") if d.strip()]
-    if "0" not in dims:
-        return None
-    if "?" in dims:
-        raise Unconvertible(op, "empty-tensor", f"{_its(role)} has type {value.type}: empty, with a dynamic size too, so no static shape spells it")
-    dtype = MLIR_DTYPES.get(match.group(2))
-    if dtype is None or ELEMENT_TYPES.get(match.group(2)) not in TOSA_ELEMENT_TYPES:
-        _tensor_type(op, value, role, allow_empty=True)  # raises the element type's reason
-    return Empty(tuple(int(d) for d in dims), dtype)
-
-
-def _tensor_type(op: str, value, role: str, allow_empty: bool = False) -> str:
-    """The TOSA type of a tensor value, or Unconvertible saying why it has none."""
-    text = str(value.type)
-    if text.startswith("!torch.tensor"):
-        raise Unconvertible(op, "mutation", f"{_its(role)} is a non-value tensor ({text}), i.e. mutable memory")
-    try:
-        converted = tosa_type(value.type, legal_only=True)
-    except KeyError:
-        element = _VTENSOR.fullmatch(text).group(2)
-        raise Unconvertible(
-            op, "non-tosa-element-type", f"{_its(role)} has element type {element}, which no TOSA profile or extension allows"
-        ) from None
-    except ValueError:
-        raise Unconvertible(op, "unknown-tensor-type", f"{_its(role)} has type {text}, without a known rank and dtype") from None
-    dims = _VTENSOR.fullmatch(text).group(1).split(",")
-    if not allow_empty and any(d.strip() == "0" for d in dims):
-        raise Unconvertible(op, "empty-tensor", f"{_its(role)} has type {text}, with a zero-sized dimension")
-    return converted
-
-
-# -- reading operands -----------------------------------------------------------------
-
-def _producer(value):
-    """The op defining `value`, or None for a block argument."""
-    from torch_mlir import ir
-
-    if isinstance(value.owner, ir.Block):
-        return None
-    return value.owner
-
-
-def _producer_name(value) -> str:
-    producer = _producer(value)
-    if producer is None:
-        return "a function argument"
-    if producer.operation.name in ("torch.operator",) or producer.operation.name.startswith(("torch.aten.", "torch.prims.")):
-        return op_name(producer)
-    return producer.operation.name
-
-
-def _constant(value):
-    """(True, python value) for a torch.constant.*, else (False, None)."""
-    from torch_mlir import ir
-
-    producer = _producer(value)
-    if producer is None:
-        return False, None
-    name = producer.operation.name
-    attrs = producer.operation.attributes
-    if name == "torch.constant.none":
-        return True, None
-    if name == "torch.constant.int":
-        return True, ir.IntegerAttr(attrs["value"]).value
-    if name == "torch.constant.float":
-        return True, ir.FloatAttr(attrs["value"]).value
-    if name == "torch.constant.bool":
-        return True, ir.BoolAttr(attrs["value"]).value
-    if name == "torch.constant.str":
-        return True, ir.StringAttr(attrs["value"]).value
-    if name == "torch.constant.number":
-        attr = attrs["value"]
-        return True, ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else ir.FloatAttr(attr).value
-    folded = fold(producer)
-    if folded is not None:
-        return True, folded[0]
-    return False, None
-
-
-SCALAR_TYPES = ("!torch.int", "!torch.float", "!torch.bool", "!torch.number", "!torch.str")
-
-
-def fold(op) -> tuple[Any] | None:
-    """(value,) of a scalar op whose operands are all compile-time constants, evaluated by PyTorch; else None.
-
-    The importer emits such ops itself (`aten.Int.bool` of a literal True);
-    torch-mlir's canonicalizer folds them the same way.
-    """
-    name = op.operation.name
-    if not (name.startswith(("torch.aten.", "torch.prims.")) or name == "torch.operator"):
-        return None
-    results = list(op.operation.results)
-    if len(results) != 1 or not str(results[0].type).startswith(SCALAR_TYPES) or len(op.operation.regions):
-        return None
-    values = []
-    for operand in op.operation.operands:
-        is_const, value = _constant(_look_through(operand))
-        if not is_const:
-            return None
-        values.append(value)
-    overload = resolve_overload(op_name(op))
-    if overload is None:
-        return None
-    try:
-        return (overload(*values),)
-    except Exception:
-        return None
-
-
-def _look_through(value):
-    producer = _producer(value)
-    while producer is not None and producer.operation.name == "torch.derefine":
-        value = producer.operation.operands[0]
-        producer = _producer(value)
-    return value
-
-
-_ENUMS: dict[str, dict[int, Any]] = {}
-
-
-def _enum_tables() -> dict[str, dict[int, Any]]:
-    if not _ENUMS:
-        from torch_mlir.extras import fx_importer as fx
-
-        _ENUMS["ScalarType"] = {v: k for k, v in fx.TORCH_DTYPE_TO_INT.items()}
-        _ENUMS["Layout"] = {v: k for k, v in fx.TORCH_LAYOUT_TO_INT.items()}
-        _ENUMS["MemoryFormat"] = {v: k for k, v in fx.TORCH_MEMORY_FORMAT_TO_INT.items()}
-    return _ENUMS
-
-
-SCALAR_BASES = {"int", "SymInt", "float", "bool", "str", "Scalar", "ScalarType", "Layout", "MemoryFormat", "SymFloat", "SymBool"}
-
-
-class _Encoder:
-    """Reads the operands of one op against its schema; collects tensor operands in order."""
-
-    def __init__(self, op: str):
-        self.op = op
-        self.tensors: list = []
-
-    def value(self, value, kind: Kind, name: str) -> Any:
-        value = _look_through(value)
-        type_text = str(value.type)
-        is_const, const = _constant(value)
-        if kind.optional and is_const and const is None:
-            return None
-        if kind.is_list:
-            producer = _producer(value)
-            if producer is None or producer.operation.name != "torch.prim.ListConstruct":
-                return self._runtime(value, name, type_text)
-            element = kind.element
-            return [self.value(v, element, f"{name}[{i}]") for i, v in enumerate(producer.operation.operands)]
-        base = kind.base
-        if base == "Tensor":
-            if not type_text.startswith(("!torch.vtensor", "!torch.tensor")):
-                raise Unconvertible(self.op, "schema-mismatch", f"its operand {name} is {type_text} where the schema says Tensor")
-            empty = _empty(self.op, value, f"operand {name}")
-            if empty is not None:
-                return empty
-            _tensor_type(self.op, value, f"operand {name}")
-            self.tensors.append(value)
-            return TensorRef(len(self.tensors) - 1)
-        if base == "Device":
-            producer = _producer(value)
-            spelled = ""
-            if producer is not None and producer.operation.name == "torch.constant.device":
-                spelled = f" {contract_string(producer.operation.attributes['value'])!r}"
-            raise Unconvertible(
-                self.op, "device-argument", f"its operand {name} is the device{spelled}, which contract v1 does not encode"
-            )
-        if base == "Generator":
-            raise Unconvertible(self.op, "generator-argument", f"its operand {name} is a random-number generator")
-        if base in SCALAR_BASES:
-            if not is_const:
-                return self._runtime(value, name, type_text)
-            if base in ("ScalarType", "Layout", "MemoryFormat"):
-                table = _enum_tables()[base]
-                if const not in table:
-                    raise Unconvertible(self.op, "unencodable-operand", f"its operand {name} is {base} number {const}, unknown to torch-mlir")
-                return table[const]
-            if base in ("float", "SymFloat") and isinstance(const, int) and not isinstance(const, bool):
-                return float(const)
-            return const
-        raise Unconvertible(self.op, "unencodable-operand", f"its operand {name} has schema type {kind} ({type_text})")
-
-    def _runtime(self, value, name: str, type_text: str):
-        raise Unconvertible(
-            self.op,
-            "runtime-scalar",
-            f"its operand {name} ({type_text}) is computed at run time by {_producer_name(value)}, not a compile-time constant",
-        )
-
-
-def _list_unpack(value):
-    """The torch.prim.ListUnpack that is the only user of `value`, or None."""
-    users = [use.owner for use in value.uses]
-    if len(users) == 1 and users[0].operation.name == "torch.prim.ListUnpack":
-        return users[0]
-    return None
-
-
-def resolve_overload(name: str):
-    try:
-        return contract.resolve(name)
-    except contract.ContractError:
-        return None
-
-
-def encode_op(op) -> Encoded:
-    """One torch.aten/torch.prims op -> Encoded; raises Unconvertible with the reason."""
-    name = op_name(op)
-    operation = op.operation
-    if len(operation.regions):
-        raise Unconvertible(name, "control-flow", "it holds regions")
-    overload = resolve_overload(name)
-    if overload is None:
-        raise Unconvertible(name, "unknown-operator", "torch.ops has no such operator to call it by")
-    schema = schema_of(overload)
-    operands = list(operation.operands)
-    if len(operands) != len(schema.arguments):
-        raise Unconvertible(
-            name, "schema-mismatch", f"it has {len(operands)} operands in the IR but {len(schema.arguments)} in its schema"
-        )
-    written = [a.name for a in schema.arguments if a.writes]
-    if written:
-        raise Unconvertible(name, "mutation", f"it writes into its operand {written[0]}")
-    encoder = _Encoder(name)
-    args = [Arg(a.name, encoder.value(v, a.kind, a.name), a.keyword) for a, v in zip(schema.arguments, operands)]
-
-    results = list(operation.results)
-    if not results:
-        raise Unconvertible(name, "no-result", "it returns nothing and acts only by side effect")
-    output_types: list[str] = []
-    outputs: list = []
-    declared: list = []
-    for index, result in enumerate(results):
-        text = str(result.type)
-        if text.startswith(("!torch.vtensor", "!torch.tensor")):
-            empty = _empty(name, result, f"result {index}")
-            if empty is not None:
-                declared.append(empty)
-                continue
-            output_types.append(_tensor_type(name, result, f"result {index}"))
-            outputs.append(result)
-            declared.append(TensorRef(len(outputs) - 1))
-        elif text.startswith("!torch.list<") and ("vtensor" in text or "tensor" in text) and len(results) == 1:
-            unpack = _list_unpack(result)
-            if unpack is None:
-                raise Unconvertible(name, "tensor-list-result", f"it returns {text} and nothing in the IR fixes its length")
-            refs = []
-            for j, element in enumerate(unpack.operation.results):
-                empty = _empty(name, element, f"result [{j}]")
-                if empty is not None:
-                    refs.append(empty)
-                    continue
-                output_types.append(_tensor_type(name, element, f"result [{j}]"))
-                outputs.append(element)
-                refs.append(TensorRef(len(outputs) - 1))
-            declared.append(refs)
-        else:
-            raise Unconvertible(name, "non-tensor-result", f"it returns {text}, not a tensor")
-    attrs = contract.encode(args, declared)
-    return Encoded(name, attrs, list(encoder.tensors), output_types, outputs)
-
-
-def check_assertion(op) -> None:
-    """aten._assert_tensor_metadata: check it against the static type of its tensor, or raise."""
-    name = op_name(op)
-    schema = schema_of(resolve_overload(name))
-    values = dict(zip([a.name for a in schema.arguments], op.operation.operands))
-    tensor = values["a"]
-    match = _VTENSOR.fullmatch(str(tensor.type))
-    if match is None:
-        raise Unconvertible(name, "no-result", f"it asserts metadata of {tensor.type}, which has no static type to check")
-    dims = [d.strip() for d in match.group(1).split(",") if d.strip()]
-    is_const, dtype = _constant(values["dtype"])
-    if is_const and dtype is not None:
-        expected = _enum_tables()["ScalarType"].get(dtype)
-        from conformance.toolchain.torch_mlir import MLIR_DTYPES
-
-        if MLIR_DTYPES.get(match.group(2)) != expected:
-            raise Unconvertible(name, "no-result", f"it asserts dtype {expected} on a {match.group(2)} tensor")
-    size_value = _look_through(values["size"])
-    is_const, none = _constant(size_value)
-    if not (is_const and none is None):
-        producer = _producer(size_value)
-        sizes = [_constant(v) for v in producer.operation.operands] if producer is not None else []
-        if producer is None or producer.operation.name != "torch.prim.ListConstruct" or [
-            str(v) for ok, v in sizes
-        ] != dims:
-            raise Unconvertible(name, "no-result", "it asserts sizes that the IR's static type does not state")
 
 
 # -- driver 1: the whole module ---------------------------------------------------------
@@ -508,9 +123,9 @@ def to_custom_module(module) -> tuple[Any | None, Fates]:
                     continue  # read through by the ops using them (ListUnpack: by its producer)
                 if name == "torch.vtensor.literal":
                     try:
-                        if _empty("torch.vtensor.literal", op.result, "value") is not None:
+                        if empty_of("torch.vtensor.literal", op.result, "value") is not None:
                             continue  # no data: the ops using it spell it in their attributes
-                        const_type = ir.Type.parse(_tensor_type("torch.vtensor.literal", op.result, "value"))
+                        const_type = ir.Type.parse(tensor_type("torch.vtensor.literal", op.result, "value"))
                     except Unconvertible as e:
                         fates.fail(e)
                         continue
@@ -539,11 +154,11 @@ def _boundary_type(fates: Fates, value, role: str, index: int):
         if not text.startswith(("!torch.vtensor", "!torch.tensor")):
             raise Unconvertible(label, f"non-tensor-{role}", f"it is {text}, not a tensor", subject)
         try:
-            return ir.Type.parse(_tensor_type(label, value, None, allow_empty=role == "argument"))
+            return ir.Type.parse(tensor_type(label, value, None, allow_empty=role == "argument"))
         except Unconvertible as e:
             raise Unconvertible(label, e.kind, e.reason, subject) from None
     except Unconvertible as e:
-        if role == "result" and e.kind != "empty-tensor" and _producer(value) is not None:
+        if role == "result" and e.kind != "empty-tensor" and producer_of(value) is not None:
             return None  # the op producing it says why
         if role == "argument" and list(value.uses):
             return None  # the ops using it say why (an unused one is blamed on the boundary)
@@ -661,7 +276,7 @@ def _builtin_operand(value, module, cache: dict):
     from torch_mlir.dialects import tosa
 
     builtin_type = ir.Type.parse(tosa_type(value.type))
-    producer = _producer(value)
+    producer = producer_of(value)
     if producer is not None and producer.operation.name == "torch.vtensor.literal":
         attr = _retype(producer.operation.attributes["value"], builtin_type, module, cache)
         return tosa.ConstOp(attr, results=[builtin_type]).result
