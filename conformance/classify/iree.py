@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conformance.classify.text import clean, error_line, short
+from conformance.classify.text import clean, crash_site, current_op, error_line, short
 from conformance.taxonomy import Code
 
 LEGALIZE = re.compile(r"failed to legalize operation '([\w.]+)'")
@@ -26,7 +26,23 @@ def parse(stage: str, text: str):
     return None
 
 
+CRASHED = re.compile(r"iree-compile killed by signal (\w+)")
+
+
 def _compile(text: str):
+    crashed = CRASHED.search(text)
+    if crashed:
+        pattern, pass_, torch_op = crash_site(text)
+        op = torch_op or current_op(text)
+        where = "".join(
+            part
+            for part in (
+                f" in {pattern}" if pattern else "",
+                f" (pass {pass_})" if pass_ else "",
+                f" while compiling {op}" if op else "",
+            )
+        )
+        return Code.CRASH, op, f"iree-compile crashed with {crashed.group(1)}{where}; its stack dump is in the details"
     line = error_line(text) or ""
     if PARSE_ERRORS.search(text) and ("see current operation" not in text):
         return (
@@ -38,8 +54,6 @@ def _compile(text: str):
     if match:
         op = match.group(1)
         return Code.UNSUPPORTED_OP, op, f"iree-compile cannot lower {op}: {short(clean(line), 200)}"
-    if "killed by signal" in text.splitlines()[0] if text else False:
-        return Code.CRASH, None, f"iree-compile crashed: {short(text.splitlines()[0], 200)}"
     if line:
         return Code.COMPILER_ERROR, _op_of(line), f"iree-compile failed: {short(line, 250)}"
     return None

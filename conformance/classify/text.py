@@ -34,3 +34,30 @@ def error_line(text: str) -> str | None:
 def short(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# MLIR's note naming the op being processed, generic (`"tosa.add"(...)`) or pretty (`linalg.matmul ins(...)`).
+CURRENT_OP = re.compile(r'see current operation: (?:%[\w#:]+(?:, %[\w#:]+)* = )?"?([a-z_]+\.[\w.]+)"?')
+
+
+def current_op(text: str) -> str | None:
+    """The op the tool was processing when it stopped: the last "see current operation" note."""
+    found = CURRENT_OP.findall(text)
+    return found[-1] if found else None
+
+
+_PATTERN_FRAME = re.compile(r"(\w+)::matchAndRewrite\((?:[\w:]*Torch::(Aten\w+?)Op\b)?")
+_PASS_FRAME = re.compile(r"(\w+)::runOnOperation\(\)")
+
+
+_GENERIC_FRAMES = {"PatternApplicator", "ConversionPattern", "OpConversionPattern", "RewritePattern", "OpRewritePattern"}
+
+
+def crash_site(text: str) -> tuple[str | None, str | None, str | None]:
+    """(rewrite pattern, pass, torch op) from the innermost frames of an LLVM stack dump."""
+    pattern = next((m for m in _PATTERN_FRAME.finditer(text) if m.group(1) not in _GENERIC_FRAMES), None)
+    pass_ = _PASS_FRAME.search(text)
+    op = None
+    if pattern and pattern.group(2):
+        op = "aten." + re.sub(r"(?<!^)([A-Z])", r"_\1", pattern.group(2).removeprefix("Aten")).lower()
+    return (pattern.group(1) if pattern else None, pass_.group(1) if pass_ else None, op)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import re
 
-from conformance.classify.text import clean, error_line, short
+from conformance.classify.text import clean, current_op, error_line, short
 from conformance.taxonomy import Code
 
 PIPELINE = re.compile(r"torch-mlir pipeline (\S+) failed")
 LEGALIZE = re.compile(r"failed to legalize operation '(torch\.[\w.]+)'")
-CURRENT_OP = re.compile(r'see current operation: (?:%[\w#:]+(?:, %[\w#:]+)* = )?"([\w.]+)"')
 CONTRACT_ILLEGAL = re.compile(r"found an op that was marked as backend illegal|unsupported by backend contract", re.I)
 TARGETS = {"tosa": "tosa", "linalg": "linalg-on-tensors", "stablehlo": "stablehlo"}
 
@@ -47,9 +46,9 @@ def parse(stage: str, text: str):
     # Any other error with MLIR's "see current operation" note: an op the lowering
     # built is rejected by its own verifier (e.g. a concatenate with no operands).
     line = error_line(text)
-    current = CURRENT_OP.search(text)
+    current = current_op(text)
     if line and (current or "failed to verify" in text or "verification failed" in text):
-        op = _op_in(line) or (current.group(1) if current else None)
+        op = _op_in(line) or current
         return (
             Code.VERIFIER_ERROR,
             op,

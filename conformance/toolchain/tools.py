@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 
 
@@ -9,11 +10,18 @@ class ToolError(Exception):
     """A tool failed; the message starts with its name (parsers key on it), then all it printed."""
 
     def __init__(self, tool: str, returncode: int, output: str):
-        how = f"killed by signal {-returncode}" if returncode < 0 else f"exited with status {returncode}"
+        how = f"killed by signal {_signal_name(-returncode)}" if returncode < 0 else f"exited with status {returncode}"
         super().__init__(f"{tool} {how}:\n{output.strip()}")
         self.tool = tool
         self.returncode = returncode
         self.output = output
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return f"{signal.Signals(number).name} ({number})"
+    except ValueError:
+        return str(number)
 
 
 def run_tool(tool: str, command: list[str], **kwargs) -> subprocess.CompletedProcess:
