@@ -19,7 +19,7 @@ import torch
 from conformance.backends.protocol import CaseRun, StageFailure, batched
 from conformance.taxonomy import Code
 from conformance.toolchain.arrays import to_numpy, to_tensor
-from conformance.toolchain.mlir import write_ir
+from conformance.toolchain.mlir import write_ir, write_ir_once
 from conformance.toolchain.tools import run_tool
 from conformance.toolchain.torch_mlir import TorchMlirBackend
 
@@ -91,14 +91,7 @@ class IreeBackend(TorchMlirBackend):
     cache_stage = "compile"
 
     def cache_input(self, lowered, case_run: CaseRun) -> Path:
-        return self.compile_input(lowered, case_run)
-
-    def compile_input(self, lowered, case_run: CaseRun) -> Path:
-        """The case's lowered IR as iree-compile reads it, written once (models print to 100s of MB)."""
-        path = case_run.notes.get("compile_input")
-        if path is None:
-            path = case_run.notes["compile_input"] = write_ir(lowered, case_run.workdir / "compile-input.mlir", self.generic_form)
-        return path
+        return write_ir_once(lowered, case_run, "compile-input.mlir", self.generic_form)
 
     def cache_store(self, entry: Entry) -> tuple[Path, dict]:
         return entry.compiled.vmfb, {"function": entry.function}
@@ -117,7 +110,7 @@ class IreeBackend(TorchMlirBackend):
             case_run.notes["lowered"] = module  # the run stage's replay compiles the case alone
         workdir = case_runs[0].workdir
         if len(lowered) == 1:
-            source = self.compile_input(lowered[0], case_runs[0])
+            source = write_ir_once(lowered[0], case_runs[0], "compile-input.mlir", self.generic_form)
             names = ["main"]
         else:
             source, names = self._merge(lowered, workdir / "batch-input.mlir")

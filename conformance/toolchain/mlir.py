@@ -55,3 +55,15 @@ def write_ir(operation, path: Path, generic: bool = False) -> Path:
     with open(path, "w") as f:
         operation.print(file=f, print_generic_op_form=generic, large_elements_limit=None)
     return path
+
+
+def write_ir_once(operation, case_run, name: str, generic: bool = False) -> Path:
+    """`operation` printed to `case_run.workdir / name`, once per case run.
+
+    The compile cache hashes this file and the compile stage then reads it:
+    a model's IR runs to hundreds of megabytes, so it is printed only once.
+    """
+    path = case_run.notes.get(name)
+    if path is None:
+        path = case_run.notes[name] = write_ir(operation, case_run.workdir / name, generic)
+    return path

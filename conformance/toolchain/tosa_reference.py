@@ -20,7 +20,7 @@ from conformance import content
 from conformance.backends.protocol import CaseRun, StageFailure
 from conformance.taxonomy import Code
 from conformance.toolchain.arrays import to_numpy, to_tensor
-from conformance.toolchain.mlir import write_ir
+from conformance.toolchain.mlir import write_ir_once
 from conformance.toolchain.tools import ToolError, run_tool
 from conformance.toolchain.torch_mlir import TorchMlirBackend
 
@@ -75,14 +75,8 @@ class TosaReferenceBackend(TorchMlirBackend):
     cache_stage = "compile"
 
     def cache_input(self, lowered, case_run: CaseRun) -> Path:
-        return self.serializer_input(lowered, case_run)
-
-    def serializer_input(self, lowered, case_run: CaseRun) -> Path:
-        """The lowered TOSA as tosa-opt reads it, written once (generic form: tosa-tools' MLIR is a third build)."""
-        path = case_run.notes.get("serializer_input")
-        if path is None:
-            path = case_run.notes["serializer_input"] = write_ir(lowered, case_run.workdir / "model.mlir", generic=True)
-        return path
+        # Generic form: tosa-tools' MLIR is a third build, and generic form parses everywhere.
+        return write_ir_once(lowered, case_run, "model.mlir", generic=True)
 
     def cache_store(self, model: Serialized) -> tuple[Path, dict]:
         return model.flatbuffer, {"outputs": model.outputs}
@@ -92,7 +86,7 @@ class TosaReferenceBackend(TorchMlirBackend):
 
     def compile(self, lowered, case_run: CaseRun) -> Serialized:
         workdir = case_run.workdir
-        source = self.serializer_input(lowered, case_run)
+        source = self.cache_input(lowered, case_run)
         flatbuffer = workdir / "model.tosa"
         # Validate first: serializing invalid TOSA (f64, say) aborts on an assertion.
         args = ["--tosa-validate", "--tosa-serialize", "--tosa-flatbuffer-filename={out}", "-o", os.devnull]
