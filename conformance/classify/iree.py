@@ -52,10 +52,17 @@ def _compile(text: str):
         )
     match = LEGALIZE.search(text)
     if match:
-        op = match.group(1)
+        op = match.group(1).removeprefix("torch.")
+        if op.startswith("constant."):
+            return Code.UNSUPPORTED_OP, None, (
+                f"iree-compile cannot lower the case: it left torch.{op} unconverted, so an op using that scalar was not lowered"
+            )
+        offending = next((l for l in text.splitlines() if match.group(0) in l), "")
+        if re.search(r"tensor<(?:[\dx]*\?)", offending):
+            return Code.DYNAMIC_SHAPE_UNSUPPORTED, op, f"iree-compile cannot lower {op} with dynamic dimensions: {short(clean(line), 200)}"
         return Code.UNSUPPORTED_OP, op, f"iree-compile cannot lower {op}: {short(clean(line), 200)}"
     if line:
-        return Code.COMPILER_ERROR, _op_of(line), f"iree-compile failed: {short(line, 250)}"
+        return Code.COMPILER_ERROR, _op_of(line) or current_op(text), f"iree-compile failed: {short(line, 250)}"
     return None
 
 

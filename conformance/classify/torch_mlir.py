@@ -28,6 +28,23 @@ def parse(stage: str, text: str):
         return None
     target = target_of(text)
     legalize = LEGALIZE.search(text)
+    if legalize and legalize.group(1) == "torch.operator":
+        # The FX importer had no definition for the op and wrapped it generically.
+        named = re.search(r'name = "torch\.([\w.]+)"', text)
+        op = named.group(1) if named else None
+        return (
+            Code.UNSUPPORTED_OP,
+            op,
+            f"torch-mlir has no definition of {op or 'the op'} (imported as a generic torch.operator), so it cannot lower it to {target}",
+        )
+    if legalize and legalize.group(1).startswith("torch.constant."):
+        # A scalar constant left behind: the op that consumes it is the one not lowered.
+        return (
+            Code.UNSUPPORTED_OP,
+            None,
+            f"torch-mlir cannot lower the case to {target}: it left {legalize.group(1)} unconverted, "
+            "so an op using that scalar was not lowered",
+        )
     if legalize:
         op = legalize.group(1).removeprefix("torch.")
         # A dynamic-shape helper op (aten.size.int, sym ops) failing means the dynamic case, not the op.

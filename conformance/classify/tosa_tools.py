@@ -9,6 +9,8 @@ from conformance.taxonomy import Code
 
 REQUIRE = re.compile(r"REQUIRE\(\) fails AT \S+ [\w:()]+: \(([^)]*(?:\)[^)\n]*)*)\)\s*\n\s*Op(\w+): ([^\n]+)")
 FATAL = re.compile(r"FATAL ERROR AT \S+ (\w+)\(\):\s*\n+([^\n]+)")
+# MLIR quotes the offending source line after the error: `%0 = "arith.constant"() ...`.
+FOREIGN_OP = re.compile(r'operation being parsed with an unregistered dialect[^\n]*\n\s*(?:%[\w#:]+(?:, %[\w#:]+)* = )?"([\w.]+)"')
 MISSING = re.compile(r"(tosa-opt|tosa_reference_model) was not found")
 
 
@@ -28,6 +30,12 @@ def parse(stage: str, text: str):
             return Code.RUNTIME_ERROR, None, f"the TOSA reference model stopped in {where}: {short(message, 200)}"
         return None
     if "tosa-opt" in text:
+        foreign = FOREIGN_OP.search(text)
+        if foreign:
+            op = foreign.group(1)
+            return Code.UNSUPPORTED_OP, op, (
+                f"tosa-opt cannot read {op}: torch-mlir's TOSA output holds an op outside the TOSA dialect"
+            )
         line = error_line(text)
         if line:
             op = re.search(r"'([\w]+\.[\w.]+)' op", line)
