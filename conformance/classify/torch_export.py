@@ -7,7 +7,14 @@ import re
 from conformance.classify.text import short
 from conformance.taxonomy import Code
 
+# FakeTensor exceptions name the op whose output cannot be traced without real data.
+DATA_OPS = [
+    (re.compile(r"DataDependentOutputException: (aten\.[\w.]+)"), "{op} returns a value that depends on the input data"),
+    (re.compile(r"DynamicOutputShapeException: (aten\.[\w.]+)"), "{op} has an output shape that depends on the input data"),
+]
+
 REASONS = [
+    (re.compile(r"(PendingUnbackedSymbolNotFound: [^\n]*)"), "an output size that depends on the input data"),
     (re.compile(r"(Could not guard on data-dependent expression[^\n]*|GuardOnDataDependentSymNode[^\n]*|data-dependent[^\n]*)"), "data-dependent control flow or shape"),
     (re.compile(r"(Constraints violated[^\n]*|specialized to be a constant[^\n]*|[\w ]*marked as dynamic but[^\n]*)"), "a dynamic dimension that the model specializes"),
     (re.compile(r"(Unsupported: [^\n]+)"), "a construct torch.export does not support"),
@@ -19,6 +26,11 @@ REASONS = [
 def parse(stage: str, text: str):
     if stage != "export":
         return None
+    for pattern, reason in DATA_OPS:
+        match = pattern.search(text)
+        if match:
+            op = ".".join(match.group(1).split(".")[:2])  # aten.equal.default -> aten.equal
+            return Code.EXPORT_UNSUPPORTED, op, f"torch.export cannot capture the case: {reason.format(op=match.group(1))}"
     for pattern, reason in REASONS:
         match = pattern.search(text)
         if match:
