@@ -61,8 +61,13 @@ def _compile(text: str):
         if re.search(r"tensor<(?:[\dx]*\?)", offending):
             return Code.DYNAMIC_SHAPE_UNSUPPORTED, op, f"iree-compile cannot lower {op} with dynamic dimensions: {short(clean(line), 200)}"
         return Code.UNSUPPORTED_OP, op, f"iree-compile cannot lower {op}: {short(clean(line), 200)}"
+    current = current_op(text)
+    if line and current:
+        # An op built inside IREE's pipeline rejected by its own verifier.
+        op = _op_of(line) or current
+        return Code.VERIFIER_ERROR, op, f"iree-compile's pipeline built an invalid {op}: {short(line, 220)}"
     if line:
-        return Code.COMPILER_ERROR, _op_of(line) or current_op(text), f"iree-compile failed: {short(line, 250)}"
+        return Code.COMPILER_ERROR, _op_of(line), f"iree-compile failed: {short(line, 250)}"
     return None
 
 

@@ -26,26 +26,24 @@ def _reporter(text: str) -> str:
 
 
 def parse(stage: str, text: str):
+    """The earliest type or dynamic-shape refusal in the text (the first error is the one to fix)."""
     reporter = _reporter(text)
+    found = []
     match = NOT_ALIGNED.search(text)
     if match:
         op, dtype = match.groups()
         others = [o for o in dict.fromkeys(o for o, d in NOT_ALIGNED.findall(text) if d == dtype) if o != op]
         also = f" (also in {', '.join(others[:4])}{', ...' if len(others) > 4 else ''})" if others else ""
-        return Code.ILLEGAL_TYPE, op, f"{reporter} rejects element type {dtype} in {op}{also}: TOSA's profiles have no {dtype}"
+        found.append((match.start(), (Code.ILLEGAL_TYPE, op, f"{reporter} rejects element type {dtype} in {op}{also}: TOSA's profiles have no {dtype}")))
     match = NO_PROFILE.search(text)
     if match:
         op, got, suggestion = match.groups()
         hint = f", did you mean ({suggestion})?" if suggestion else ""
-        return Code.ILLEGAL_TYPE, op, f"{reporter} rejects {op} on types ({got}): no TOSA profile or extension has them{hint}"
+        found.append((match.start(), (Code.ILLEGAL_TYPE, op, f"{reporter} rejects {op} on types ({got}): no TOSA profile or extension has them{hint}")))
     match = DYNAMIC_LEVEL.search(text)
     if match:
-        return Code.DYNAMIC_SHAPE_UNSUPPORTED, match.group(1), f"{reporter}: {short(clean(match.group(0)), 200)} (TOSA 1.0 levels require static shapes)"
+        found.append((match.start(), (Code.DYNAMIC_SHAPE_UNSUPPORTED, match.group(1), f"{reporter}: {short(clean(match.group(0)), 200)} (TOSA 1.0 levels require static shapes)")))
     match = DYNAMIC_LEGALIZE.search(text)
     if match:
-        return (
-            Code.DYNAMIC_SHAPE_UNSUPPORTED,
-            match.group(1),
-            f"{reporter} cannot handle dynamic shapes: failed to legalize operation '{match.group(1)}'",
-        )
-    return None
+        found.append((match.start(), (Code.DYNAMIC_SHAPE_UNSUPPORTED, match.group(1), f"{reporter} cannot handle dynamic shapes: failed to legalize operation '{match.group(1)}'")))
+    return min(found)[1] if found else None

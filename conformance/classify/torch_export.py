@@ -34,7 +34,9 @@ def parse(stage: str, text: str):
     for pattern, reason in REASONS:
         match = pattern.search(text)
         if match:
-            return Code.EXPORT_UNSUPPORTED, _op(text), f"torch.export cannot capture the case: {reason} ({short(match.group(1), 200)})"
+            op = _op(text)
+            where = f" in {op}" if op else ""
+            return Code.EXPORT_UNSUPPORTED, op, f"torch.export cannot capture the case: {reason}{where} ({short(match.group(1), 200)})"
     first = next((l.strip() for l in text.splitlines() if l.strip()), "")
     if first.startswith("torch."):  # torch's own exception types; anything else is a bug to look at (UNKNOWN)
         return Code.EXPORT_UNSUPPORTED, _op(text), f"torch.export failed: {short(first.split(': ', 1)[-1], 250)}"

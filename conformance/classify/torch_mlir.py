@@ -10,6 +10,11 @@ from conformance.taxonomy import Code
 PIPELINE = re.compile(r"torch-mlir pipeline (\S+) failed")
 LEGALIZE = re.compile(r"failed to legalize operation '(torch\.[\w.]+)'")
 CONTRACT_ILLEGAL = re.compile(r"found an op that was marked as backend illegal|unsupported by backend contract", re.I)
+# What a pattern says before giving up on a type: "only floating-point datatype
+# legalization supported for AtenReciprocalOp", "unsupported element type", ...
+TYPE_RESTRICTION = re.compile(
+    r"error: [^\n]*?(only [\w -]*(?:datatype|dtype|element type)[^\n]*|unsupported (?:element |data ?)?type[^\n]*|[^\n]*(?:datatype|dtype)[^\n]* not supported[^\n]*)"
+)
 TARGETS = {"tosa": "tosa", "linalg": "linalg-on-tensors", "stablehlo": "stablehlo"}
 
 
@@ -45,6 +50,13 @@ def parse(stage: str, text: str):
             f"torch-mlir cannot lower the case to {target}: it left {legalize.group(1)} unconverted, "
             "so an op using that scalar was not lowered",
         )
+    restriction = TYPE_RESTRICTION.search(text)
+    if legalize and restriction:
+        # The pattern said why it gave up before the generic failure: a type it does not take.
+        op = legalize.group(1).removeprefix("torch.")
+        types = sorted(set(re.findall(r"!torch\.vtensor<\[[^\]]*\],(\w+)>", _signature(text, legalize.group(1)))))
+        got = f" (the case has {', '.join(types)})" if types else ""
+        return Code.ILLEGAL_TYPE, op, f"torch-mlir's lowering of {op} to {target} rejects the element type{got}: {short(clean(restriction.group(0)), 160)}"
     if legalize:
         op = legalize.group(1).removeprefix("torch.")
         # A dynamic-shape helper op (aten.size.int, sym ops) failing means the dynamic case, not the op.
@@ -74,6 +86,14 @@ def parse(stage: str, text: str):
     if line:  # a pass reported an error of its own (e.g. StableHLO shape inference while building an op)
         return Code.COMPILER_ERROR, _op_in(line), f"torch-mlir's lowering to {target} failed: {short(line, 200)}"
     return None
+
+
+def _signature(text: str, op: str) -> str:
+    """The operand and result types printed with the op in the diagnostic."""
+    for line in text.splitlines():
+        if op in line and ":" in line and "(" in line:
+            return line[line.rindex(":") :] if "->" in line else line
+    return ""
 
 
 def _types_of(text: str, op: str) -> str:
