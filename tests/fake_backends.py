@@ -167,3 +167,24 @@ class Mistyped(TorchMlirBackend):
 
 
 MISTYPED = Mistyped()
+
+
+class SharedHang(Backend):
+    """A shared first stage that hangs on `tanh`: every backend sharing it must be blamed at once."""
+
+    stages = ("prepare", "run")
+
+    def __init__(self, name: str):
+        self.name = name
+
+    @shared("fake-prepare")
+    def prepare(self, _, case_run):
+        if case_run.case.id == "tanh":
+            time.sleep(10**6)
+
+    def run(self, _, inputs, case_run):
+        return case_run.module(*inputs)
+
+
+SHARED_HANG_A = SharedHang("shared-a")
+SHARED_HANG_B = SharedHang("shared-b")

@@ -73,3 +73,25 @@ def test_a_batch_that_raises_is_split_and_the_verdicts_match_one_by_one():
     assert summary(batched) == summary(single)
     assert batched["tanh"].stage == "compile" and "failed on purpose" in batched["tanh"].explanation
     assert sum(r.passed for r in batched.values()) == 3
+
+
+def test_a_hang_in_a_shared_stage_costs_one_timeout_for_every_backend_sharing_it():
+    import time
+
+    settings = Settings(
+        backends=[fake("SHARED_HANG_A"), fake("SHARED_HANG_B")],
+        case_paths=[str(FIXTURES / "cases")],
+        default_cases=False,
+        case_timeout=3,
+    )
+    engine = Engine(settings)
+    start = time.monotonic()
+    try:
+        results = {r.key: r for r in engine.run([(c, b) for c in ["tanh", "double"] for b in ["shared-a", "shared-b"]])}
+    finally:
+        engine.close()
+    assert time.monotonic() - start < 3 * 2 + 20  # one timeout, not one per backend
+    for backend in ("shared-a", "shared-b"):
+        hung = results[("tanh", backend)]
+        assert (hung.code, hung.stage) == ("TIMEOUT", "prepare"), hung
+        assert results[("double", backend)].passed

@@ -1,12 +1,14 @@
 """The all-ops-to-custom backend: every torch op becomes a tosa.custom, run back on ATen.
 
     export   torch.export (shared with every torch-mlir backend)
-    import   functionalized, no decomposition table, torch-mlir's FX importer
-             (its own shared key: the IR differs from the default import's)
+    import   torch-mlir's FX importer with no decomposition table (the graph
+             is functionalized first only when it mutates); its own shared
+             key: the IR differs from the default import's
     convert  torch dialect -> func + tosa.const + tosa.custom (contract v1);
              an op that cannot be converted fails the case with
              CUSTOM_OP_UNCONVERTIBLE, naming the op and the kind of reason
-    verify   valid TOSA, no torch dialect, every tosa.custom decodes
+    verify   valid TOSA (strict, verify.TARGET), no torch dialect, every
+             tosa.custom decodes
     run      the interpreter: each tosa.custom calls torch.ops.<operator_name>
 
 A case that passes proves that every op's whole information (name,
@@ -16,15 +18,13 @@ to each op is in the Result's extras (`custom_ops`), pass or fail.
 
 from __future__ import annotations
 
-import sys
-
 from conformance.backends.protocol import CaseRun, StageFailure, shared
 from conformance.custom_ops import contract, convert, interpreter, verify
 from conformance.taxonomy import Code
 from conformance.toolchain.mlir import write_ir
 from conformance.toolchain.torch_mlir import TorchMlirBackend, import_program
 
-REPLAY = [sys.executable or "python", "-m", "conformance.custom_ops", "input.mlir"]
+REPLAY = ["python", "-m", "conformance.custom_ops", "input.mlir"]  # convert + verify, outside the framework
 
 
 class TosaCustomBackend(TorchMlirBackend):
@@ -92,7 +92,7 @@ class TosaCustomBackend(TorchMlirBackend):
         try:
             outputs = program.run(list(inputs))
         except interpreter.InterpreterError as e:
-            raise StageFailure(Code.RUNTIME_ERROR, f"the custom-op interpreter failed: {e}") from None
+            raise StageFailure(Code.RUNTIME_ERROR, f"the custom-op interpreter failed: {e}", op=e.op) from None
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 

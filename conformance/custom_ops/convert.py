@@ -246,6 +246,14 @@ def convert_selected(module, wanted: list[str]) -> Fates:
                 continue
             try:
                 encoded = encode_op(op)
+                used = [i for i, v in enumerate(encoded.empties) if list(v.uses)]
+                if used:
+                    # All-ops mode spells it in its users' attributes; here its users stay torch ops.
+                    raise Unconvertible(
+                        encoded.operator_name,
+                        "empty-tensor",
+                        "an empty result of it is used by the torch IR around it, and no TOSA op can produce one",
+                    )
             except Unconvertible as e:
                 fates.fail(e)
                 continue

@@ -11,7 +11,7 @@ which `fold` evaluates); everything computed at run time is refused.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.custom_ops import contract
@@ -77,6 +77,7 @@ class Encoded:
     tensors: list  # torch-dialect Values, in input_list order
     output_types: list[str]  # builtin tensor types, output_list order
     outputs: list  # the torch-dialect Values each output replaces
+    empties: list = field(default_factory=list)  # results spelt {"empty": ...}: in no output_list
 
 
 # -- names and types ----------------------------------------------------------------
@@ -355,6 +356,7 @@ def encode_op(op) -> Encoded:
         raise Unconvertible(name, "no-result", "it returns nothing and acts only by side effect")
     output_types: list[str] = []
     outputs: list = []
+    empties: list = []
     declared: list = []
     for index, result in enumerate(results):
         text = str(result.type)
@@ -362,6 +364,7 @@ def encode_op(op) -> Encoded:
             empty = empty_of(name, result, f"result {index}")
             if empty is not None:
                 declared.append(empty)
+                empties.append(result)
                 continue
             output_types.append(tensor_type(name, result, f"result {index}"))
             outputs.append(result)
@@ -375,6 +378,7 @@ def encode_op(op) -> Encoded:
                 empty = empty_of(name, element, f"result [{j}]")
                 if empty is not None:
                     refs.append(empty)
+                    empties.append(element)
                     continue
                 output_types.append(tensor_type(name, element, f"result [{j}]"))
                 outputs.append(element)
@@ -383,7 +387,7 @@ def encode_op(op) -> Encoded:
         else:
             raise Unconvertible(name, "non-tensor-result", f"it returns {text}, not a tensor")
     attrs = contract.encode(args, declared)
-    return Encoded(name, attrs, list(encoder.tensors), output_types, outputs)
+    return Encoded(name, attrs, list(encoder.tensors), output_types, outputs, empties)
 
 
 def check_assertion(op) -> None:

@@ -25,6 +25,10 @@ from conformance.custom_ops import constants, contract
 class InterpreterError(Exception):
     """The module holds something the interpreter does not run, or a call went wrong."""
 
+    def __init__(self, message: str, op: str | None = None):
+        super().__init__(message)
+        self.op = op
+
 
 @dataclass
 class Step:
@@ -33,7 +37,6 @@ class Step:
     inputs: list[int]  # slots read (custom)
     value: Any = None  # the tensor (const)
     operator_name: str = ""
-    attrs: str = ""
     overload: Any = None
     call: contract.Call | None = None
 
@@ -88,7 +91,7 @@ class Program:
                     raise InterpreterError(f"tosa.custom {operator}: {e}") from None
                 inputs = [read(v) for v in op.operation.operands]
                 outputs = [new(r) for r in op.operation.results]
-                steps.append(Step("custom", outputs, inputs, operator_name=operator, attrs=text, overload=overload, call=call))
+                steps.append(Step("custom", outputs, inputs, operator_name=operator, overload=overload, call=call))
             elif name == "func.return":
                 returns = [read(v) for v in op.operation.operands]
             else:
@@ -107,16 +110,18 @@ class Program:
                 env[step.outputs[0]] = step.value.clone()  # ops may write into what they get; keep the constant
                 continue
             tensors = [env[i] for i in step.inputs]
-            positional, keywords = contract.bind(step.call, tensors)
-            with torch.no_grad():
-                returned = step.overload(*positional, **keywords)
             try:
+                positional, keywords = contract.bind(step.call, tensors)
+                with torch.no_grad():
+                    returned = step.overload(*positional, **keywords)
                 outputs = contract.outputs(step.operator_name, step.call, returned)
-            except contract.ContractError as e:
-                raise InterpreterError(str(e)) from None
+            except Exception as e:  # the op itself refused the decoded arguments: name it
+                first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+                raise InterpreterError(f"{step.operator_name} raised {type(e).__name__}: {first}", step.operator_name) from e
             if len(outputs) != len(step.outputs):
                 raise InterpreterError(
-                    f"{step.operator_name} gave {len(outputs)} output(s) for the {len(step.outputs)} of its tosa.custom"
+                    f"{step.operator_name} gave {len(outputs)} output(s) for the {len(step.outputs)} of its tosa.custom",
+                    step.operator_name,
                 )
             for index, value in zip(step.outputs, outputs):
                 env[index] = value

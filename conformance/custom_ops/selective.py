@@ -10,8 +10,10 @@ The RFC's own flow (torch-mlir #1519): the ops listed in --custom-ops
               them to the torch IR around; their literal operands become
               tosa.const)
     lower     torch-mlir's TOSA pipeline lowers everything else
-    verify    valid TOSA, no torch dialect, each kept op present as a
-              tosa.custom whose attributes decode
+    verify    the MLIR verifier, no torch dialect, each kept op present as a
+              tosa.custom whose attributes decode (not TOSA's strict spec
+              validation: the rest is torch-mlir's own lowering, and the
+              tosa backend answers for it)
     compile   IREE cannot run tosa.custom: the module is cut at its custom
               ops (partition.py) and the TOSA segments are compiled by
               iree-compile
@@ -86,7 +88,7 @@ class SelectiveBackend(TorchMlirBackend):
         return module
 
     def verify(self, lowered, case_run: CaseRun):
-        counts = verify.verify(lowered, only_custom=False)
+        counts = verify.verify(lowered, only_custom=False, validate=False)
         found: Counter = Counter()
         for op in verify.custom_ops(lowered):
             found[op.attributes["operator_name"].value] += 1

@@ -120,10 +120,13 @@ class Engine:
             return
         stage, backend = announced["stage"], announced["backend"]
         blamed = [(c, backend) for c in announced["cases"] if (c, backend) in remaining]
-        rest = [p for p in remaining if p not in blamed]
+        # A shared stage (one export for every torch-mlir backend) dies for all who share it.
+        sharers = [(c, b) for c in announced["cases"] for b in announced.get("also", []) if (c, b) in remaining]
+        rest = [p for p in remaining if p not in blamed and p not in sharers]
         retry: list[Job] = []
         if len(blamed) == 1:
-            yield self._broken(*blamed[0], stage, reply, output)
+            for pair in blamed + sharers:
+                yield self._broken(*pair, stage, reply, output)
         elif isinstance(reply, Silent):
             retry += [Job([p], 1) for p in blamed]
         elif blamed:

@@ -87,8 +87,10 @@ class Executor:
         self.scratch = Path(tempfile.mkdtemp(prefix="conformance-job-"))
         try:
             by_backend: dict[str, list[str]] = {}
+            self.backends_of: dict[str, list[Backend]] = {}
             for case_id, backend in pairs:
                 by_backend.setdefault(backend, []).append(case_id)
+                self.backends_of.setdefault(case_id, []).append(self.backends[backend])
             for name, case_ids in by_backend.items():
                 self._run_backend(self.backends[name], case_ids, max_batch)
         finally:
@@ -195,7 +197,7 @@ class Executor:
             else:
                 it.value = outcome
             return
-        self._announce(stage, backend.name, [it.case_id])
+        self._announce(stage, backend.name, [it.case_id], also=self._sharers(backend, stage, it.case_id, chain))
         mark = self.capture.mark()
         before = dict(it.run.extras)
         start = time.perf_counter()
@@ -268,8 +270,23 @@ class Executor:
 
     # -- reporting ------------------------------------------------------------
 
-    def _announce(self, stage: str, backend: str, case_ids: list[str]) -> None:
-        self.report({"t": "stage", "stage": str(stage), "backend": backend, "cases": case_ids, "mark": self.capture.mark()})
+    def _announce(self, stage: str, backend: str, case_ids: list[str], also: list[str] = ()) -> None:
+        """Tell the supervisor what runs now; `also`: backends that will reuse this (shared) stage's outcome."""
+        message = {"t": "stage", "stage": str(stage), "backend": backend, "cases": case_ids, "mark": self.capture.mark()}
+        if also:
+            message["also"] = list(also)
+        self.report(message)
+
+    def _sharers(self, backend: Backend, stage: str, case_id: str, chain: tuple | None) -> list[str]:
+        """The job's other backends that share this stage of this case (a crash or hang here is theirs too)."""
+        if chain is None:
+            return []
+        index = backend.stages.index(stage)
+        return [
+            other.name
+            for other in self.backends_of.get(case_id, [])
+            if other is not backend and other.stages[: index + 1] == backend.stages[: index + 1] and other.share_chain(index) == chain
+        ]
 
     def _fail(self, backend: Backend, it: Item, stage: str, failure: Classification) -> None:
         it.done = True
