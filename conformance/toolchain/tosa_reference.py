@@ -32,11 +32,17 @@ INSTALL_HINT = (
 
 
 def find_tool(name: str) -> str:
-    """A tosa-tools binary: $CONFORMANCE_TOSA_TOOLS, the project's .venv, this venv, or PATH."""
-    prefixes = [os.environ.get("CONFORMANCE_TOSA_TOOLS"), content.PROJECT_ROOT / ".venv" / "tosa-tools", Path(sys.prefix) / "tosa-tools"]
-    for prefix in prefixes:
-        if prefix and (Path(prefix) / "bin" / name).is_file():
-            return str(Path(prefix) / "bin" / name)
+    """A tosa-tools binary: $CONFORMANCE_TOSA_TOOLS if set (and only there), else the
+    project's .venv, this venv, or PATH."""
+    chosen = os.environ.get("CONFORMANCE_TOSA_TOOLS")
+    if chosen:
+        path = Path(chosen) / "bin" / name
+        if path.is_file():
+            return str(path)
+        raise StageFailure(Code.TOOL_MISSING, f"{name} is not in $CONFORMANCE_TOSA_TOOLS ({path} does not exist): {INSTALL_HINT}")
+    for prefix in (content.PROJECT_ROOT / ".venv" / "tosa-tools", Path(sys.prefix) / "tosa-tools"):
+        if (prefix / "bin" / name).is_file():
+            return str(prefix / "bin" / name)
     found = shutil.which(name)
     if found:
         return found
