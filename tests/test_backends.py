@@ -103,3 +103,43 @@ def test_a_batch_compiles_as_one_module_with_right_answers(backend, tmp_path):
     assert [e.function for e in entries] == ["c0", "c1", "c2"]
     for entry, run in zip(entries, runs):
         torch.testing.assert_close(chosen.run(entry, run.inputs[0], run), run.expected[0])
+
+
+def test_a_failing_batch_names_its_guilty_case_and_verdicts_equal_one_by_one():
+    cases = ["tanh", "exp.f64", "add.broadcast", "relu"]  # exp.f64: TOSA has no f64
+    verdicts = {}
+    for batch in (4, 1):
+        engine = Engine(Settings(backends=["tosa"], batch_size=batch, cache_dir=None))
+        try:
+            verdicts[batch] = {r.case: (r.status, r.stage, r.code, r.op, r.explanation) for r in engine.run([(c, "tosa") for c in cases])}
+        finally:
+            engine.close()
+    assert verdicts[4] == verdicts[1]
+    assert verdicts[4]["exp.f64"][:4] == ("fail", "compile", "ILLEGAL_TYPE", "tosa.exp")
+    assert all(verdicts[4][c][0] == "pass" for c in cases if c != "exp.f64")
+
+
+def test_iree_diagnostics_point_at_the_guilty_function(tmp_path):
+    import torch
+
+    from conformance.backends import loader
+    from conformance.backends.protocol import BatchFailure, CaseRun
+    from conformance.cases.inputs import make_inputs, make_module
+    from conformance.cases.spec import T, op
+
+    tosa = loader.resolve("tosa")
+    cases = [op("a", torch.tanh, T(2, 3)), op("b", torch.exp, T(2, 3, dtype=torch.float64)), op("c", torch.neg, T(2, 3))]
+    runs, values = [], []
+    for i, case in enumerate(cases):
+        module, inputs = make_module(case), make_inputs(case)
+        run = CaseRun(case, module, inputs, [module(*inputs[0])], tmp_path / str(i))
+        run.workdir.mkdir()
+        value = None
+        for stage in tosa.stages[:-2]:
+            value = tosa.stage_method(stage)(value, run)
+        runs.append(run)
+        values.append(value)
+    with pytest.raises(BatchFailure) as failure:
+        tosa.compile(values, runs)
+    assert failure.value.guilty == [1]
+    assert "element type 'f64' is not legal" in str(failure.value.cause)

@@ -85,6 +85,19 @@ class StageFailure(Exception):
         self.details = details
 
 
+class BatchFailure(Exception):
+    """A batched stage failed and knows which members are to blame (indices into the batch).
+
+    The runner then runs the guilty ones alone (each gets its own diagnostic)
+    and the rest together again, instead of bisecting blindly.
+    """
+
+    def __init__(self, guilty: list[int], cause: BaseException):
+        super().__init__(str(cause))
+        self.guilty = guilty
+        self.cause = cause
+
+
 def shared(key: str) -> Callable:
     """Mark a stage whose value other backends may reuse for the same case.
 
@@ -105,7 +118,8 @@ def batched(fn: Callable) -> Callable:
 
     It returns one value per case, in order. If it raises, or crashes the
     process, the runner splits the batch until the guilty cases are alone,
-    so every case still gets its own verdict.
+    so every case still gets its own verdict; raising BatchFailure names
+    the guilty members and saves the bisection.
     """
     fn.batched = True
     return fn

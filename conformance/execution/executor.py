@@ -22,7 +22,7 @@ import torch
 
 from conformance import bundles
 from conformance import result as results
-from conformance.backends.protocol import Backend, CaseRun
+from conformance.backends.protocol import Backend, BatchFailure, CaseRun
 from conformance.cases.inputs import make_inputs, make_module
 from conformance.cases.registry import Registry
 from conformance.classify import Classification, classify_error
@@ -223,21 +223,28 @@ class Executor:
             if len(values) != len(chunk):
                 raise RuntimeError(f"batched stage {stage} returned {len(values)} values for {len(chunk)} cases")
         except Exception as e:
-            if len(chunk) > 1:
-                # Split until the guilty cases stand alone, so each gets its own verdict.
-                # Said in the output: a batching problem must never hide as slowness.
-                print(f"conformance: batch of {len(chunk)} failed at {stage} ({type(e).__name__}); splitting it", file=sys.stderr)
-                half = len(chunk) // 2
-                self._batched_stage(backend, stage, chunk[:half])
-                self._batched_stage(backend, stage, chunk[half:])
+            spent = (time.perf_counter() - start) / len(chunk)
+            for it in chunk:  # a failed attempt is compile time too
+                it.timings[stage] = it.timings.get(stage, 0.0) + spent
+            if len(chunk) == 1:
+                cause = e.cause if isinstance(e, BatchFailure) else e
+                self._fail(backend, chunk[0], stage, classify_error(stage, cause, self.capture.since(mark)))
                 return
-            it = chunk[0]
-            it.timings[stage] = time.perf_counter() - start
-            self._fail(backend, it, stage, classify_error(stage, e, self.capture.since(mark)))
+            if isinstance(e, BatchFailure) and e.guilty and len(e.guilty) < len(chunk):
+                guilty = [chunk[i] for i in e.guilty]
+                groups = [[it] for it in guilty] + [[it for it in chunk if it not in guilty]]
+            else:
+                # Split until the guilty cases stand alone, so each gets its own verdict.
+                half = len(chunk) // 2
+                groups = [chunk[:half], chunk[half:]]
+            # Said in the output: a batching problem must never hide as slowness.
+            print(f"conformance: batch of {len(chunk)} failed at {stage} ({type(e).__name__}); running it as {[len(g) for g in groups]}", file=sys.stderr)
+            for group in groups:
+                self._batched_stage(backend, stage, group)
             return
         share = (time.perf_counter() - start) / len(chunk)
         for it, value in zip(chunk, values):
-            it.timings[stage] = share
+            it.timings[stage] = it.timings.get(stage, 0.0) + share
             it.value = value
 
     def _run_and_compare(self, backend: Backend, it: Item) -> None:

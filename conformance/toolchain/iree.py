@@ -10,17 +10,18 @@ IREE 3.13 parses where it rejects torch-mlir's pretty form).
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from conformance.backends.protocol import CaseRun, StageFailure, batched
+from conformance.backends.protocol import BatchFailure, CaseRun, StageFailure, batched
 from conformance.taxonomy import Code
 from conformance.toolchain.arrays import to_numpy, to_tensor
 from conformance.toolchain.mlir import write_ir, write_ir_once
-from conformance.toolchain.tools import run_tool
+from conformance.toolchain.tools import ToolError, run_tool
 from conformance.toolchain.torch_mlir import TorchMlirBackend
 
 DRIVER = "local-task"
@@ -121,7 +122,14 @@ class IreeBackend(TorchMlirBackend):
                 {"input.mlir": lambda path: path.write_bytes(source.read_bytes())},
                 self.compile_command("input.mlir", "module.vmfb", tool="iree-compile"),
             )
-        run_tool("iree-compile", self.compile_command(str(source), str(output)))
+        try:
+            run_tool("iree-compile", self.compile_command(str(source), str(output)))
+        except ToolError as e:
+            if len(lowered) > 1:
+                guilty = guilty_functions(e.output, source, names)
+                if guilty:
+                    raise BatchFailure(guilty, e) from e
+            raise
         compiled = Compiled(output)
         return [Entry(compiled, name) for name in names]
 
@@ -191,6 +199,26 @@ def tolerance_flags(case) -> list[str]:
         rtols.append(rtol)
     # One rtol for every type: the float32 one, which is what most cases produce.
     return [*flags, f"--expected_rtol={rtols[2]:g}"]
+
+
+def guilty_functions(diagnostics: str, source: Path, names: list[str]) -> list[int]:
+    """Which functions of a merged module the compiler's errors point into (by line number)."""
+    starts = []  # (first line, function index), in file order
+    pattern = re.compile(r'(?:func\.func @|sym_name = ")(c\d+)\b')
+    index_of = {name: i for i, name in enumerate(names)}
+    with open(source) as f:
+        for number, line in enumerate(f, 1):
+            if "func.func" in line:
+                match = pattern.search(line)
+                if match and match.group(1) in index_of:
+                    starts.append((number, index_of[match.group(1)]))
+    lines = {int(n) for n in re.findall(re.escape(source.name) + r":(\d+):\d+: error:", diagnostics)}
+    guilty = set()
+    for line in lines:
+        owner = [i for start, i in starts if start <= line]
+        if owner:
+            guilty.add(owner[-1])
+    return sorted(guilty)
 
 
 def from_iree(value) -> torch.Tensor:
