@@ -188,3 +188,23 @@ class SharedHang(Backend):
 
 SHARED_HANG_A = SharedHang("shared-a")
 SHARED_HANG_B = SharedHang("shared-b")
+
+
+class Hog(Backend):
+    """Eager, except that on `tanh` its compile stage holds ever more memory."""
+
+    name = "hog"
+    stages = ("compile", "run")
+
+    def compile(self, _, case_run):
+        if case_run.case.id == "tanh":
+            hoard = []
+            while True:
+                hoard.append(bytearray(64 * 2**20))  # touched: resident, not just reserved
+                time.sleep(0.05)
+
+    def run(self, _, inputs, case_run):
+        return case_run.module(*inputs)
+
+
+HOG = Hog()

@@ -95,3 +95,18 @@ def test_a_hang_in_a_shared_stage_costs_one_timeout_for_every_backend_sharing_it
         hung = results[("tanh", backend)]
         assert (hung.code, hung.stage) == ("TIMEOUT", "prepare"), hung
         assert results[("double", backend)].passed
+
+
+def test_a_runaway_process_is_killed_by_the_memory_watchdog():
+    settings = Settings(
+        backends=[fake("HOG")], case_paths=[str(FIXTURES / "cases")], default_cases=False, memory_kill_mb=1024
+    )
+    engine = Engine(settings)
+    try:
+        results = {r.case: r for r in engine.run([("tanh", "hog"), ("double", "hog")])}
+    finally:
+        engine.close()
+    hog = results["tanh"]
+    assert (hog.code, hog.stage) == ("CRASH", "compile"), hog
+    assert "over the 1 GB limit" in hog.explanation and "GB of memory" in hog.explanation
+    assert results["double"].passed

@@ -91,6 +91,8 @@ def classify_crash(stage: str, how: str, output: str) -> Classification:
     """A child process died in `stage`; `how` names the signal or exit status."""
     line = first_error_line(output)
     tail = f": {line}" if line else ""
+    if how.startswith("killed for using"):  # the supervisor's memory watchdog
+        return Classification(Code.CRASH, f"the process was {how} in stage {stage}{tail}", details=output)
     return Classification(Code.CRASH, f"the process crashed in stage {stage} ({how}){tail}", details=output)
 
 

@@ -41,6 +41,8 @@ def add_execution_arguments(parser) -> None:
     group.add_argument("--seed", type=int, default=0, help="seed mixed into every case's inputs")
     group.add_argument("--case-timeout", type=float, default=defaults.DEFAULT_CASE_TIMEOUT, help="seconds of silence before TIMEOUT")
     group.add_argument("--batch-size", type=int, default=defaults.DEFAULT_BATCH, help="op cases compiled together")
+    group.add_argument("--memory-limit", type=int, default=defaults.DEFAULT_MEMORY_KILL_MB, metavar="MB",
+                       help="a case whose process (with its compilers) uses more is killed: CRASH")
     group.add_argument("--cache-dir", default=os.environ.get("CONFORMANCE_CACHE"), help="compile cache location (default .conformance-cache)")
     group.add_argument("--no-cache", action="store_true", help="neither read nor write the compile cache")
     group.add_argument("--artifacts", metavar="DIR", help="write a reproducer bundle for each failing case here")
@@ -58,6 +60,7 @@ def execution_settings(args, backends: list[str]):
         seed=args.seed,
         case_timeout=args.case_timeout,
         batch_size=args.batch_size,
+        memory_kill_mb=args.memory_limit,
         cache_dir=cache,
         artifacts=os.path.abspath(args.artifacts) if args.artifacts else None,
     )

@@ -130,3 +130,32 @@ def to_dict(result: Audit) -> dict:
         "ops": [dict(zip(result.headers, row)) for row in result.rows],
         "kinds": [vars(k) for k in result.kinds],
     }
+
+
+def report_section(results: Iterable[Result], backend: str = "tosa-custom", top: int = 40) -> dict | None:
+    """The nightly report's section: {"title", "markdown", "html"}; None when the run has no `backend` results."""
+    import html
+
+    table = audit(results, backend=backend)
+    if not table.totals.get("audited"):
+        return None
+    text = render(table, top=top, fmt="github")
+    t = table.totals
+    rows = table.rows[:top]
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in table.headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    kinds = "".join(
+        f"<li><b>{html.escape(k.kind)}</b>: {html.escape(k.explanation)}."
+        f" <i>{html.escape(', '.join(k.ops[:8]) + (f' and {len(k.ops) - 8} more' if len(k.ops) > 8 else ''))}</i>"
+        + (f"<br><code>{html.escape(k.example)}</code>" if k.example else "")
+        + "</li>"
+        for k in table.kinds
+    )
+    more = f"<p>… {len(table.rows) - top} more ops</p>" if len(table.rows) > top else ""
+    page = (
+        f"<p>{t.get('audited', 0)} cases reached the conversion to tosa.custom (contract v1): "
+        f"{t.get('passed', 0)} converted fully and passed on the interpreter, {t.get('unconvertible', 0)} hold an "
+        f"unconvertible op.</p><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+        f"<ul>{kinds}</ul>"
+    )
+    return {"title": f"Custom-op audit ({backend})", "markdown": text, "html": page}

@@ -13,6 +13,7 @@ from typing import Any
 
 DEFAULT_CASE_TIMEOUT = 300.0
 DEFAULT_MEMORY_LIMIT_MB = 3072
+DEFAULT_MEMORY_KILL_MB = 8192
 DEFAULT_BATCH = 16
 
 
@@ -25,6 +26,7 @@ class Settings:
     seed: int = 0
     case_timeout: float = DEFAULT_CASE_TIMEOUT  # seconds without progress before TIMEOUT
     memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB  # a child above this is replaced between jobs
+    memory_kill_mb: int = DEFAULT_MEMORY_KILL_MB  # a child (with its compilers) above this is killed at once
     batch_size: int = DEFAULT_BATCH  # op cases compiled together by batching backends
     artifacts: str | None = None  # reproducer bundles go here when set
     cache_dir: str | None = None  # compile cache; None disables it

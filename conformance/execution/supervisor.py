@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from conformance.execution.capture import read_log
 from conformance.execution.settings import Settings
 
 STARTUP_TIMEOUT = 600.0  # importing torch + loading a large suite on a busy machine
+MEMORY_CHECK_SECONDS = 2.0
 
 
 class ChildError(Exception):
@@ -41,6 +43,7 @@ class Died:
 
 class ChildProcess:
     def __init__(self, settings: Settings, log_dir: Path | None = None):
+        self.memory_kill_bytes = settings.memory_kill_mb * 2**20
         log_dir = log_dir or Path(tempfile.gettempdir())
         fd, path = tempfile.mkstemp(prefix="conformance-child-", suffix=".log", dir=log_dir)
         self.log_path = path
@@ -77,16 +80,46 @@ class ChildProcess:
             return False
 
     def receive(self, timeout: float) -> dict | Silent | Died:
+        """The next message; Silent after `timeout` seconds without one; Died when the child is gone.
+
+        While waiting, the memory of the child and everything it started (a
+        compiler) is checked: a runaway is killed before it takes the machine.
+        """
+        deadline = time.monotonic() + timeout
         while b"\n" not in self.buffer:
-            ready, _, _ = select.select([self.replies], [], [], timeout)
-            if not ready:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 return Silent()
+            ready, _, _ = select.select([self.replies], [], [], min(left, MEMORY_CHECK_SECONDS))
+            if not ready:
+                used = self.memory_used()
+                if used > self.memory_kill_bytes:
+                    self.kill()
+                    return Died(f"killed for using {used / 2**30:.1f} GB of memory, over the {self.memory_kill_bytes / 2**30:.0f} GB limit")
+                continue
             chunk = os.read(self.replies, 1 << 16)
             if not chunk:
                 return Died(self._exit_description())
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
         return json.loads(line)
+
+    def memory_used(self) -> int:
+        """Resident memory of the child and all its descendants, in bytes."""
+        import psutil
+
+        try:
+            root = psutil.Process(self.process.pid)
+            processes = [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return 0
+        total = 0
+        for p in processes:
+            try:
+                total += p.memory_info().rss
+            except psutil.NoSuchProcess:
+                pass
+        return total
 
     def log_since(self, mark: int) -> str:
         return read_log(self.log_path, mark)

@@ -56,6 +56,13 @@ def add_options(parser: pytest.Parser) -> None:
         help=f"a stage silent for this long is killed and reported as TIMEOUT (default {defaults.DEFAULT_CASE_TIMEOUT:g})",
     )
     group.addoption(
+        "--memory-limit",
+        type=int,
+        default=defaults.DEFAULT_MEMORY_KILL_MB,
+        metavar="MB",
+        help=f"a case whose process (with the compilers it runs) uses more is killed: CRASH (default {defaults.DEFAULT_MEMORY_KILL_MB})",
+    )
+    group.addoption(
         "--batch-size",
         type=int,
         default=defaults.DEFAULT_BATCH,
@@ -102,6 +109,7 @@ def settings_from(config: pytest.Config) -> Settings:
         seed=config.getoption("seed"),
         case_timeout=config.getoption("case_timeout"),
         batch_size=config.getoption("batch_size"),
+        memory_kill_mb=config.getoption("memory_limit"),
         artifacts=os.path.abspath(config.getoption("artifacts")) if config.getoption("artifacts") else None,
         cache_dir=None if config.getoption("no_cache") else os.path.abspath(config.getoption("cache_dir")),
         options={"custom_ops": [o.strip() for o in custom_ops.split(",") if o.strip()]} if custom_ops else {},
