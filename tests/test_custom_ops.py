@@ -372,6 +372,15 @@ def test_the_audit_tabulates_ops_and_explains_each_kind(custom_results, tmp_path
     assert "- runtime-scalar: an operand that must go into implementation_attrs" in out
 
 
+def test_the_nightly_report_gets_the_audit_as_a_section(custom_results):
+    section = audit.report_section(custom_results.values())
+    assert section["title"] == "Custom-op audit (tosa-custom)"
+    assert "| aten.zeros.default" in section["markdown"] and "device-argument (1)" in section["markdown"]
+    assert "<td>aten.zeros.default</td>" in section["html"] and "<b>device-argument</b>" in section["html"]
+    assert "&#x27;cpu&#x27;" in section["html"] and "'cpu'" not in section["html"]  # escaped
+    assert audit.report_section(custom_results.values(), backend="tosa") is None  # nothing of that backend
+
+
 def test_custom_audit_runs_the_cases_itself(capsys):
     from conformance.cli.main import main
 
