@@ -29,9 +29,9 @@ class Mismatch:
     explanation: str
 
 
-def _leaves(value: Any) -> list[tuple[str, Any]]:
+def _leaves(value: Any, label: str = "output") -> list[tuple[str, Any]]:
     flat, _ = tree_flatten_with_path(value)
-    return [(f"output{keystr(path)}" if path else "output", leaf) for path, leaf in flat]
+    return [(f"{label}{keystr(path)}" if path else label, leaf) for path, leaf in flat]
 
 
 def _as_tensor(value: Any) -> torch.Tensor | None:
@@ -66,9 +66,10 @@ def compare(
     rtol: float | None = None,
     atol: float | None = None,
     statistical: bool = False,
+    label: str = "output",
 ) -> Mismatch | None:
-    """None when `actual` matches `expected`, else the first Mismatch found."""
-    exp, act = _leaves(expected), _leaves(actual)
+    """None when `actual` matches `expected`, else the first Mismatch found; `label` names what is compared."""
+    exp, act = _leaves(expected, label), _leaves(actual, label)
     if len(exp) != len(act):
         return Mismatch(
             Code.STRUCTURE_MISMATCH,

@@ -208,3 +208,24 @@ class Hog(Backend):
 
 
 HOG = Hog()
+
+
+class MutationLeading(Backend):
+    """Returns, like torch-mlir's frozen import, the mutated input's new value before the outputs.
+
+    With $FAKE_BAD_MUTATION set it returns a wrong new value: the runner must notice.
+    """
+
+    name = "mutation-leading"
+    stages = ("run",)
+
+    def run(self, _, inputs, case_run):
+        original = [t.clone() for t in inputs]
+        out = case_run.module(*inputs)  # mutates inputs[0] in place for the in-place fixture
+        case_run.extras["mutations"] = [0]
+        new_value = inputs[0] + (1.0 if os.environ.get("FAKE_BAD_MUTATION") else 0.0)
+        assert not torch.equal(original[0], inputs[0]), "the fixture case must mutate its input"
+        return (new_value, out)
+
+
+MUTATION_LEADING = MutationLeading()

@@ -143,3 +143,13 @@ def test_iree_diagnostics_point_at_the_guilty_function(tmp_path):
         tosa.compile(values, runs)
     assert failure.value.guilty == [1]
     assert "element type 'f64' is not legal" in str(failure.value.cause)
+
+
+def test_inplace_cases_compare_the_updated_input_on_a_real_backend():
+    engine = Engine(Settings(backends=["tosa"], cache_dir=None))
+    try:
+        result = next(engine.run([("add_", "tosa")]))
+    finally:
+        engine.close()
+    assert result.passed, result
+    assert result.extras["mutations"] == [0]  # the first output is input 0's new value

@@ -110,3 +110,19 @@ def test_a_runaway_process_is_killed_by_the_memory_watchdog():
     assert (hog.code, hog.stage) == ("CRASH", "compile"), hog
     assert "over the 1 GB limit" in hog.explanation and "GB of memory" in hog.explanation
     assert results["double"].passed
+
+
+def test_a_wrong_value_for_an_input_updated_in_place_is_a_mismatch(monkeypatch):
+    from tests.test_isolation import FIXTURES as fixtures
+
+    for bad, expect in ((False, "pass"), (True, "fail")):
+        if bad:
+            monkeypatch.setenv("FAKE_BAD_MUTATION", "1")
+        engine = Engine(Settings(backends=[fake("MUTATION_LEADING")], case_paths=[str(fixtures / "inplace")], default_cases=False))
+        try:
+            result = next(engine.run([("add_.inplace", "mutation-leading")]))
+        finally:
+            engine.close()
+        assert result.status == expect, result
+    assert result.code == "NUMERIC_MISMATCH"
+    assert result.explanation.startswith("input 0 (updated in place): 12 of 12 elements differ")

@@ -56,6 +56,7 @@ class CaseRun:
     expected: list[Any]  # the eager outputs, one per input set
     workdir: Path  # a scratch directory of this case's own
     options: dict[str, Any] = field(default_factory=dict)  # run options, e.g. custom_ops
+    inputs_after: list[list[torch.Tensor]] = field(default_factory=list)  # the inputs as eager left them (in-place ops)
     notes: dict[str, Any] = field(default_factory=dict)  # what stages leave for later ones and for bundles
     extras: dict[str, Any] = field(default_factory=dict)  # JSON data for the Result (e.g. ops seen)
     staging: Path | None = None  # with --artifacts: where this pair's bundle is prepared

@@ -47,7 +47,7 @@ class TosaCustomBackend(TorchMlirBackend):
             case_run.extras["functionalized"] = True
             program = program.run_decompositions({})
         try:
-            return import_program(program)
+            return import_program(program, case_run)
         except AssertionError as e:
             ops = weight_list_ops(shared_program) if "Heterogeneous lists" in str(e) else []
             if not ops:

@@ -60,7 +60,7 @@ class SelectiveBackend(TorchMlirBackend):
     # The same frontend as the tosa backend, keeping the chosen ops: other keys.
     @shared("import:torch-mlir-decompositions-keeping-custom-ops")
     def import_(self, program, case_run: CaseRun):
-        return import_program(program.run_decompositions(self.decomposition_table(case_run)))
+        return import_program(program.run_decompositions(self.decomposition_table(case_run)), case_run)
 
     def decomposition_table(self, case_run: CaseRun) -> dict:
         ops = chosen_ops(case_run)

@@ -29,7 +29,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2  # 2: case records carry extras["mutations"]
 DEFAULT_LIMIT_BYTES = 4 * 2**30
 
 

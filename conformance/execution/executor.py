@@ -157,9 +157,12 @@ class Executor:
             stage = Stage.EAGER
             self._announce(stage, backend_name, [case_id])
             with torch.no_grad():
-                expected = [module(*clone_inputs(i)) for i in inputs]
+                inputs_after = [clone_inputs(i) for i in inputs]
+                expected = [module(*after) for after in inputs_after]  # in-place ops update inputs_after
                 again = [module(*clone_inputs(i)) for i in inputs]
-            outcome = CaseRun(case, module, inputs, expected, workdir=self.scratch, options=self.settings.options)
+            outcome = CaseRun(
+                case, module, inputs, expected, workdir=self.scratch, options=self.settings.options, inputs_after=inputs_after
+            )
             if not case.nondeterministic:
                 for size, (first, second) in enumerate(zip(expected, again)):
                     mismatch = compare(first, second, rtol=0.0, atol=0.0)
@@ -265,7 +268,14 @@ class Executor:
         self._announce(Stage.COMPARE, backend.name, [it.case_id])
         start = time.perf_counter()
         for index, (expected, actual) in enumerate(zip(it.run.expected, outputs)):
+            actual, mutated = split_mutations(actual, it.run.extras.get("mutations"))
             mismatch = compare(expected, actual, rtol=case.rtol, atol=case.atol, statistical=case.nondeterministic)
+            for input_index, value in mutated:
+                if mismatch is None:
+                    mismatch = compare(
+                        it.run.inputs_after[index][input_index], value, rtol=case.rtol, atol=case.atol,
+                        statistical=case.nondeterministic, label=f"input {input_index} (updated in place)",
+                    )
             if mismatch:
                 it.timings[Stage.COMPARE] = time.perf_counter() - start
                 where = f"at input set {index + 1} of {len(outputs)} ({_sizes(it.run, index)}): " if len(outputs) > 1 else ""
@@ -329,6 +339,22 @@ class Executor:
             bundle = bundles.finalize(self.settings.artifacts, result)
             result.artifacts = str(bundle) if bundle else None
         self.report({"t": "result", "result": result.to_dict()})
+
+
+def split_mutations(outputs: Any, mutations: list | None) -> tuple[Any, list[tuple[int, Any]]]:
+    """(the user's outputs, [(input index, new value)]) from outputs led by mutated state.
+
+    A backend whose outputs start with the new values of mutated inputs (and
+    buffers) says so in extras["mutations"]: one entry per leading output,
+    the input's index, or None for a buffer (not compared).
+    """
+    if not mutations:
+        return outputs, []
+    flat = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+    count = len(mutations)
+    rest = flat[count:]
+    mutated = [(index, value) for index, value in zip(mutations, flat[:count]) if index is not None]
+    return (rest[0] if len(rest) == 1 else tuple(rest)), mutated
 
 
 def _sizes(run: CaseRun, index: int) -> str:

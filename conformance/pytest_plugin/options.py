@@ -79,7 +79,7 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(
         "--custom-ops",
         metavar="OP[,OP...]",
-        help="ops kept from decomposition and lowered to tosa.custom by the tosa backend (e.g. aten.layer_norm)",
+        help="ops the tosa-selective backend keeps from decomposition and turns into tosa.custom (default there: aten.layer_norm,aten.gelu)",
     )
     group.addoption(
         "--xfail-dir",

@@ -67,7 +67,7 @@ class TorchMlirBackend(Backend):
 
     @shared("import:torch-mlir-decompositions")
     def import_(self, program, case_run: CaseRun):
-        return import_program(program.run_decompositions(self.decomposition_table(case_run)))
+        return import_program(program.run_decompositions(self.decomposition_table(case_run)), case_run)
 
     def decomposition_table(self, case_run: CaseRun) -> dict:
         """The PyTorch decompositions applied before import (torch-mlir's default set)."""
@@ -132,8 +132,33 @@ def exported_ops(program) -> list[str]:
     return sorted(ops)
 
 
-def import_program(program):
-    """An ExportedProgram (already decomposed) -> a torch-dialect module in its own context."""
+def mutation_outputs(program) -> list[int | None]:
+    """The leading outputs of a functionalized program that are new values of mutated state.
+
+    torch-mlir's frozen import returns them before the user's outputs: the
+    index of the mutated user input for each, None for a mutated buffer.
+    """
+    from torch.export.graph_signature import OutputKind
+
+    signature = program.graph_signature
+    inputs = list(signature.user_inputs)
+    found = []
+    for spec in signature.output_specs:
+        if spec.kind == OutputKind.USER_INPUT_MUTATION:
+            found.append(inputs.index(spec.target) if spec.target in inputs else None)
+        elif spec.kind == OutputKind.BUFFER_MUTATION:
+            found.append(None)
+    return found
+
+
+def import_program(program, case_run: CaseRun | None = None):
+    """An ExportedProgram (already decomposed) -> a torch-dialect module in its own context.
+
+    With `case_run`, records in its extras which leading outputs are mutated
+    inputs (the runner compares those with the inputs as eager left them).
+    """
+    if case_run is not None:
+        case_run.extras["mutations"] = mutation_outputs(program)
     from torch_mlir import ir
     from torch_mlir.dialects import torch as torch_dialect
     from torch_mlir.extras.fx_importer import FxImporter

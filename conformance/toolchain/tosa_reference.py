@@ -112,12 +112,12 @@ class TosaReferenceBackend(TorchMlirBackend):
         for i, t in enumerate(inputs):
             np.save(workdir / f"input{i}.npy", to_numpy(t))
             ifm.append(f"input{i}.npy")
-        wanted = list(dict.fromkeys(model.outputs))  # each tensor once, however often it is returned
-        ofm = [f"output{i}.npy" for i in range(len(wanted))]
+        # One name per graph output, repeats included: the model checks the count.
+        ofm = [f"output{i}.npy" for i in range(len(model.outputs))]
         args = ["--tosa_file", "{model}", "--output_dir", "."]
         if ifm:
             args += ["--ifm_name", ",".join(f"TosaInput_{i}" for i in range(len(ifm))), "--ifm_file", ",".join(ifm)]
-        args += ["--ofm_name", ",".join(wanted), "--ofm_file", ",".join(ofm)]
+        args += ["--ofm_name", ",".join(model.outputs), "--ofm_file", ",".join(ofm)]
         case_run.reproduce(
             "run",
             {"model.tosa": lambda path: path.write_bytes(model.flatbuffer.read_bytes()), **_copies(workdir, ifm)},
@@ -129,8 +129,7 @@ class TosaReferenceBackend(TorchMlirBackend):
         missing = [f for f in ofm if not (workdir / f).exists()]
         if missing:
             raise ToolError("tosa_reference_model", 0, f"wrote no {', '.join(missing)}\n{proc.stdout}\n{proc.stderr}")
-        by_name = {name: to_tensor(np.load(workdir / f)) for name, f in zip(wanted, ofm)}
-        outputs = [by_name[name] for name in model.outputs]
+        outputs = [to_tensor(np.load(workdir / f)) for f in ofm]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
