@@ -358,32 +358,26 @@ def encode_op(op) -> Encoded:
     outputs: list = []
     empties: list = []
     declared: list = []
+
+    def declare(value, where: str):
+        """An empty result is spelt out in the JSON; any other becomes the next output."""
+        empty = empty_of(name, value, where)
+        if empty is not None:
+            empties.append(value)
+            return empty
+        output_types.append(tensor_type(name, value, where))
+        outputs.append(value)
+        return TensorRef(len(outputs) - 1)
+
     for index, result in enumerate(results):
         text = str(result.type)
         if text.startswith(("!torch.vtensor", "!torch.tensor")):
-            empty = empty_of(name, result, f"result {index}")
-            if empty is not None:
-                declared.append(empty)
-                empties.append(result)
-                continue
-            output_types.append(tensor_type(name, result, f"result {index}"))
-            outputs.append(result)
-            declared.append(TensorRef(len(outputs) - 1))
+            declared.append(declare(result, f"result {index}"))
         elif text.startswith("!torch.list<") and ("vtensor" in text or "tensor" in text) and len(results) == 1:
             unpack = _list_unpack(result)
             if unpack is None:
                 raise Unconvertible(name, "tensor-list-result", f"it returns {text} and nothing in the IR fixes its length")
-            refs = []
-            for j, element in enumerate(unpack.operation.results):
-                empty = empty_of(name, element, f"result [{j}]")
-                if empty is not None:
-                    refs.append(empty)
-                    empties.append(element)
-                    continue
-                output_types.append(tensor_type(name, element, f"result [{j}]"))
-                outputs.append(element)
-                refs.append(TensorRef(len(outputs) - 1))
-            declared.append(refs)
+            declared.append([declare(element, f"result [{j}]") for j, element in enumerate(unpack.operation.results)])
         else:
             raise Unconvertible(name, "non-tensor-result", f"it returns {text}, not a tensor")
     attrs = contract.encode(args, declared)

@@ -60,12 +60,7 @@ def build_reports(directory: Path, baseline: Path | None) -> dict:
 
 def extra_sections(results) -> list[dict]:
     """Report sections contributed by backends' own tooling (the custom-op audit)."""
-    sections = []
-    try:
-        from conformance.custom_ops.audit import report_section
-    except ImportError:
-        return sections
+    from conformance.custom_ops.audit import report_section
+
     section = report_section(results)
-    if section:
-        sections.append(section)
-    return sections
+    return [section] if section else []
