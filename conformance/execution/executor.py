@@ -99,24 +99,8 @@ class Executor:
                 self.cache.cache.evict()
 
     def _run_backend(self, backend: Backend, case_ids: list[str], max_batch: int) -> None:
-        items: list[Item] = []
-        for case_id in case_ids:
-            case = self.registry[case_id]
-            reason = case.skip.get(backend.name) or backend.not_applicable(case)
-            if reason:
-                self._emit(results.skipped(case_id, backend.name, reason))
-                continue
-            prepared = self._prepare(case_id, backend.name)
-            if isinstance(prepared, CaseFailure):
-                self._emit_failure(case_id, backend.name, prepared.stage, prepared.failure, self._eager_timings(case_id))
-                continue
-            workdir = self.scratch / safe_name(case_id) / safe_name(backend.name)
-            workdir.mkdir(parents=True, exist_ok=True)
-            run = dataclasses.replace(prepared, workdir=workdir, notes={}, extras={}, staging=self._staging(case_id, backend.name))
-            if run.staging is not None:
-                bundles.stage_case_data(run.staging, run)
-            items.append(Item(case_id, run, timings=self._eager_timings(case_id)))
-
+        """Walk the backend's stages with all of the job's cases that apply to it."""
+        items = self._items(backend, case_ids)
         caching = self.cache if backend.cache_stage else None
         if caching:
             caching.before_stages(backend, items, lambda it, stage, failure: self._fail(backend, it, stage, failure))
@@ -138,6 +122,27 @@ class Executor:
                     self._single_stage(backend, stage, it, chain)
             if caching and stage == backend.cache_stage:
                 caching.after_cache(backend, live)
+
+    def _items(self, backend: Backend, case_ids: list[str]) -> list[Item]:
+        """A pair per case that applies and whose eager reference exists; the others get their Result now."""
+        items: list[Item] = []
+        for case_id in case_ids:
+            case = self.registry[case_id]
+            reason = case.skip.get(backend.name) or backend.not_applicable(case)
+            if reason:
+                self._emit(results.skipped(case_id, backend.name, reason))
+                continue
+            prepared = self._prepare(case_id, backend.name)
+            if isinstance(prepared, CaseFailure):
+                self._emit_failure(case_id, backend.name, prepared.stage, prepared.failure, self._eager_timings(case_id))
+                continue
+            workdir = self.scratch / safe_name(case_id) / safe_name(backend.name)
+            workdir.mkdir(parents=True, exist_ok=True)
+            run = dataclasses.replace(prepared, workdir=workdir, notes={}, extras={}, staging=self._staging(case_id, backend.name))
+            if run.staging is not None:
+                bundles.stage_case_data(run.staging, run)
+            items.append(Item(case_id, run, timings=self._eager_timings(case_id)))
+        return items
 
     # -- the case itself: module, inputs, eager reference ---------------------
 
