@@ -7,8 +7,10 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/pip --disable-pip-version-check -q
 STAMP  := $(VENV)/.installed
 # tosa-tools ships top-level Python packages named `conformance`, `checker`,
-# `generator`, ... and pins its own numpy: it lives in a prefix of its own and
-# we only call its binaries (tosa-opt, tosa_reference_model).
+# `generator`, ... and pins its own numpy: it lives in a virtualenv of its own
+# and we only call its binaries (tosa-opt, tosa_reference_model). Not
+# `pip --target`: there its console shims overwrite the native binaries of the
+# same names.
 TOSA_TOOLS := $(VENV)/tosa-tools
 TOSA_TOOLS_VERSION := 2026.8.0
 
@@ -21,7 +23,8 @@ $(STAMP): pyproject.toml Makefile
 	# torch first and pinned: any other torch would pull the CUDA build (gigabytes).
 	$(PIP) install torch==2.13.0
 	$(PIP) install -e '.[dev]'
-	$(PIP) install --no-deps --upgrade --target $(TOSA_TOOLS) tosa-tools==$(TOSA_TOOLS_VERSION)
+	test -f $(TOSA_TOOLS)/pyvenv.cfg || { rm -rf $(TOSA_TOOLS) && $(PYTHON) -m venv $(TOSA_TOOLS); }
+	$(TOSA_TOOLS)/bin/pip --disable-pip-version-check -q install tosa-tools==$(TOSA_TOOLS_VERSION)
 	scripts/install-browser
 	touch $(STAMP)
 

@@ -104,12 +104,10 @@ def _remove_staging(staging: Path) -> None:
 
 
 def _tool_path() -> str:
-    """Where this machine's public tools live: the venv's bin and the tosa-tools prefix."""
-    bins = [Path(sys.executable).parent]
-    tosa = Path(sys.prefix) / "tosa-tools" / "bin"
-    if os.environ.get("CONFORMANCE_TOSA_TOOLS"):
-        tosa = Path(os.environ["CONFORMANCE_TOSA_TOOLS"]) / "bin"
-    bins.append(tosa)
+    """Where this machine's public tools live: the venv's bin and the tosa-tools prefix's."""
+    from conformance.toolchain.tosa_reference import tosa_tools_prefixes
+
+    bins = [Path(sys.executable).parent, *(prefix / "bin" for prefix in tosa_tools_prefixes())]
     return ":".join(str(b) for b in bins)
 
 

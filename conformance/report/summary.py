@@ -36,14 +36,14 @@ def toolchain_versions() -> dict[str, str | None]:
 
 
 def _tosa_tools_version() -> str | None:
-    from conformance.toolchain.tosa_reference import find_tool
+    from conformance.toolchain.tosa_reference import tosa_tools_prefixes, tosa_tools_site
 
-    try:
-        prefix = Path(find_tool("tosa-opt")).parent.parent
-    except Exception:
-        return None
-    found = [d.version for d in metadata.distributions(path=[str(prefix)]) if d.metadata["Name"] == "tosa-tools"]
-    return found[0] if found else None
+    for prefix in tosa_tools_prefixes():
+        site = tosa_tools_site(prefix)
+        found = [d.version for d in metadata.distributions(path=[str(site)]) if d.metadata["Name"] == "tosa-tools"] if site else []
+        if found:
+            return found[0]
+    return None
 
 
 def machine() -> dict:

@@ -1,8 +1,9 @@
 """The Arm TOSA reference model as a backend: serialize with tosa-opt, run tosa_reference_model.
 
 tosa-tools installs top-level Python packages (`conformance`, `checker`,
-...) that would shadow ours, so the project installs it into a prefix of
-its own (.venv/tosa-tools, see the Makefile) and only calls its binaries.
+...) that would shadow ours and pins its own numpy, so the project installs it
+into a virtualenv of its own (.venv/tosa-tools, see the Makefile) and only
+calls its binaries.
 """
 
 from __future__ import annotations
@@ -25,24 +26,44 @@ from conformance.toolchain.tools import ToolError, run_tool
 from conformance.toolchain.torch_mlir import TorchMlirBackend
 
 INSTALL_HINT = (
-    "install tosa-tools into its own prefix with `make install` (it runs "
-    "`pip install --no-deps --target .venv/tosa-tools tosa-tools==2026.8.0`), "
+    "install tosa-tools into a virtualenv of its own with `make install` (it runs "
+    "`python -m venv .venv/tosa-tools && .venv/tosa-tools/bin/pip install tosa-tools==2026.8.0`), "
     "or point $CONFORMANCE_TOSA_TOOLS at such a prefix"
 )
 
 
-def find_tool(name: str) -> str:
-    """A tosa-tools binary: $CONFORMANCE_TOSA_TOOLS if set (and only there), else the
-    project's .venv, this venv, or PATH."""
+def tosa_tools_prefixes() -> list[Path]:
+    """Where tosa-tools may be installed: $CONFORMANCE_TOSA_TOOLS if set (and only
+    there), else the project's .venv or the running venv."""
     chosen = os.environ.get("CONFORMANCE_TOSA_TOOLS")
     if chosen:
-        path = Path(chosen) / "bin" / name
-        if path.is_file():
-            return str(path)
-        raise StageFailure(Code.TOOL_MISSING, f"{name} is not in $CONFORMANCE_TOSA_TOOLS ({path} does not exist): {INSTALL_HINT}")
-    for prefix in (content.PROJECT_ROOT / ".venv" / "tosa-tools", Path(sys.prefix) / "tosa-tools"):
-        if (prefix / "bin" / name).is_file():
-            return str(prefix / "bin" / name)
+        return [Path(chosen)]
+    return [content.PROJECT_ROOT / ".venv" / "tosa-tools", Path(sys.prefix) / "tosa-tools"]
+
+
+def tosa_tools_site(prefix: Path) -> Path | None:
+    """The folder holding the tosa-tools distribution in a prefix (a venv's site-packages)."""
+    for site in sorted(prefix.glob("lib/python3*/site-packages")):
+        if (site / "bin").is_dir():
+            return site
+    return None
+
+
+def find_tool(name: str) -> str:
+    """A tosa-tools native binary.
+
+    The wheel ships the real binaries in site-packages/bin and puts console
+    shims of the same names in the venv's bin that only re-launch them; we call
+    the binaries themselves (one process, not a Python start-up plus one).
+    """
+    for prefix in tosa_tools_prefixes():
+        site = tosa_tools_site(prefix)
+        for candidate in ([site / "bin" / name] if site else []) + [prefix / "bin" / name]:
+            if candidate.is_file():
+                return str(candidate)
+    if os.environ.get("CONFORMANCE_TOSA_TOOLS"):
+        where = os.environ["CONFORMANCE_TOSA_TOOLS"]
+        raise StageFailure(Code.TOOL_MISSING, f"{name} is not in $CONFORMANCE_TOSA_TOOLS ({where}): {INSTALL_HINT}")
     found = shutil.which(name)
     if found:
         return found
