@@ -17,7 +17,6 @@ supervisor finalises those, the child finalises the rest.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import shutil
 import sys

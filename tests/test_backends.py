@@ -153,3 +153,26 @@ def test_inplace_cases_compare_the_updated_input_on_a_real_backend():
         engine.close()
     assert result.passed, result
     assert result.extras["mutations"] == [0]  # the first output is input 0's new value
+
+
+def test_tosa_tools_are_the_native_binaries_of_their_own_virtualenv():
+    # pip's console shims of the same names only re-launch these (and under
+    # `pip --target` they overwrote them): the backend calls the ELF files.
+    from conformance.toolchain.tosa_reference import find_tool
+    from conformance.toolchain.versions import tosa_tools_version
+
+    for name in ("tosa-opt", "tosa_reference_model"):
+        with open(find_tool(name), "rb") as f:
+            assert f.read(4) == b"\x7fELF", find_tool(name)
+    assert tosa_tools_version() == "2026.8.0"
+
+
+def test_a_missing_tosa_tools_install_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONFORMANCE_TOSA_TOOLS", str(tmp_path))
+    engine = Engine(Settings(backends=["tosa-ref"], cache_dir=str(tmp_path / "cache")))
+    try:
+        result = next(engine.run([("tanh", "tosa-ref")]))
+    finally:
+        engine.close()
+    assert (result.stage, result.code) == ("compile", "TOOL_MISSING"), result
+    assert "tosa-opt" in result.explanation and "make install" in result.explanation

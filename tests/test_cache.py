@@ -1,10 +1,8 @@
 """The compile cache: warm re-runs, invalidation, corruption, the size bound, parallel writers."""
 
-import json
 import multiprocessing
 import shutil
 
-import pytest
 
 from conformance.execution.cache import CompileCache
 from conformance.execution.engine import Engine

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import jsonschema
-import pytest
 
 from conformance.report.summary import SCHEMA_PATH
 from tests.conftest import FIXTURES, fake

@@ -1,6 +1,5 @@
 """A two-layer perceptron: the smallest model with weights."""
 
-import torch
 from torch import nn
 
 from conformance import T, model

@@ -25,7 +25,6 @@ import hashlib
 import json
 import os
 import tempfile
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -50,14 +49,11 @@ def digest(*parts: Any) -> str:
 @functools.cache
 def toolchain() -> dict[str, str | None]:
     """Versions whose change must invalidate every entry (and the host CPU IREE compiles for)."""
-    versions: dict[str, str | None] = {"format": str(FORMAT)}
-    for name in ("torch", "torch-mlir", "iree-base-compiler", "iree-base-runtime", "transformers"):
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
     import platform
 
+    from conformance.toolchain.versions import toolchain_versions
+
+    versions: dict[str, str | None] = {"format": str(FORMAT), **toolchain_versions()}
     versions["machine"] = platform.machine()
     try:
         versions["cpu"] = next(

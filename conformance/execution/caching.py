@@ -7,7 +7,8 @@
     on_failure      a failure before `run` is stored under the case key
 
 Crashes and timeouts are never cached (they may not recur), nor are missing
-tools (an environment problem, not the case's).
+tools or failures no parser recognises (a broken install looks like that: an
+environment problem, not the case's, and it must not outlive its repair).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from conformance.classify import Classification, classify_text, parser_text
 from conformance.execution.cache import CompileCache, case_fingerprint, digest, toolchain
 from conformance.taxonomy import Code
 
-NOT_CACHED = {Code.CRASH, Code.TIMEOUT, Code.TOOL_MISSING}
+NOT_CACHED = {Code.CRASH, Code.TIMEOUT, Code.TOOL_MISSING, Code.UNKNOWN}
 
 
 class CacheSession:

@@ -7,7 +7,6 @@ back. A last line cut off by the kill is ignored on reading.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Iterable, Iterator
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import platform
 from collections import Counter, defaultdict
-from importlib import metadata
 from pathlib import Path
 from typing import Iterable
 
@@ -17,35 +16,10 @@ from conformance.report.diff import Changes
 from conformance.report.triage import root_causes
 from conformance.result import Result
 from conformance.taxonomy import Code, Status
+from conformance.toolchain.versions import toolchain_versions
 
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("summary.schema.json")
-TOOLCHAIN = ["torch", "torch-mlir", "iree-base-compiler", "iree-base-runtime", "transformers", "numpy"]
-
-
-def toolchain_versions() -> dict[str, str | None]:
-    versions = {}
-    for name in TOOLCHAIN:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    versions["tosa-tools"] = _tosa_tools_version()
-    versions["python"] = platform.python_version()
-    return versions
-
-
-def _tosa_tools_version() -> str | None:
-    from conformance.toolchain.tosa_reference import tosa_tools_prefixes, tosa_tools_site
-
-    for prefix in tosa_tools_prefixes():
-        site = tosa_tools_site(prefix)
-        found = [d.version for d in metadata.distributions(path=[str(site)]) if d.metadata["Name"] == "tosa-tools"] if site else []
-        if found:
-            return found[0]
-    return None
-
-
 def machine() -> dict:
     import os
 

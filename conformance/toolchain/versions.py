@@ -1,0 +1,41 @@
+"""The versions of everything whose change changes what a run produces.
+
+One list for the reports (summary.json's `toolchain`) and for the compile
+cache's keys, so a tool that moves both shows in the report and invalidates
+what was compiled with the old one.
+"""
+
+from __future__ import annotations
+
+import functools
+import platform
+from importlib import metadata
+
+PACKAGES = ["torch", "torch-mlir", "iree-base-compiler", "iree-base-runtime", "transformers", "numpy"]
+
+
+@functools.cache
+def toolchain_versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    versions["tosa-tools"] = tosa_tools_version()
+    versions["python"] = platform.python_version()
+    return versions
+
+
+def tosa_tools_version() -> str | None:
+    """tosa-tools lives in a virtualenv of its own: read its metadata there."""
+    from conformance.toolchain.tosa_reference import tosa_tools_prefixes, tosa_tools_site
+
+    for prefix in tosa_tools_prefixes():
+        site = tosa_tools_site(prefix)
+        if site is None:
+            continue
+        for dist in metadata.distributions(path=[str(site)]):
+            if dist.metadata["Name"] == "tosa-tools":
+                return dist.version
+    return None
