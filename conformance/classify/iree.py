@@ -13,7 +13,8 @@ PARSE_ERRORS = re.compile(
     r"expected (?:'[^']+'|[\w ]+) (?:in|after|before|to)|dialect '\w+' not found|"
     r"unregistered operation|does not reference a valid"
 )
-RUNTIME = re.compile(r"Error invoking function: (?:[\w/.]+:\d+: )?(\w+); ([^;\n]+)")
+# A call that fails, or a later wait on its results (reading an output back).
+RUNTIME = re.compile(r"(Error invoking function|synchronous fence failure): (?:[\w/.]+:\d+: )?([A-Z_]+); ([^;\n]+)")
 
 
 def parse(stage: str, text: str):
@@ -21,8 +22,9 @@ def parse(stage: str, text: str):
         return _compile(text)
     match = RUNTIME.search(text)
     if match:
-        status, message = match.groups()
-        return Code.RUNTIME_ERROR, None, f"the IREE runtime failed ({status}): {short(message, 200)}"
+        when, status, message = match.groups()
+        reading = " reading an output back" if when == "synchronous fence failure" else ""
+        return Code.RUNTIME_ERROR, None, f"the IREE runtime failed{reading} ({status}): {short(message, 200)}"
     return None
 
 

@@ -17,6 +17,7 @@ Parser = Callable[[str, str], "tuple[str, str | None, str] | None"]
 PARSERS: list[Parser] = [
     torch_export.parse,
     mlir_types.parse,
+    torch_mlir.parse_import,
     torch_mlir.parse,
     tosa_tools.parse,
     iree.parse,

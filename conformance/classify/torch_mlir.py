@@ -15,6 +15,8 @@ CONTRACT_ILLEGAL = re.compile(r"found an op that was marked as backend illegal|u
 TYPE_RESTRICTION = re.compile(
     r"error: [^\n]*?(only [\w -]*(?:datatype|dtype|element type)[^\n]*|unsupported (?:element |data ?)?type[^\n]*|[^\n]*(?:datatype|dtype)[^\n]* not supported[^\n]*)"
 )
+# The FX importer's own refusals, e.g. its as_strided rewrite given symbolic sizes.
+IMPORTER_STATIC = re.compile(r"(aten\.\w+)(?:\.\w+)? `(\w+)` must be (?:a )?static")
 TARGETS = {"tosa": "tosa", "linalg": "linalg-on-tensors", "stablehlo": "stablehlo"}
 
 
@@ -26,6 +28,20 @@ def target_of(text: str) -> str:
                 return name
         return "the torch backend contract"
     return "the target dialect"
+
+
+def parse_import(stage: str, text: str):
+    """torch_mlir.fx's importer (stage `import`), before any pipeline runs."""
+    if stage != "import":
+        return None
+    static = IMPORTER_STATIC.search(text)
+    if static:
+        op, argument = static.groups()
+        return Code.DYNAMIC_SHAPE_UNSUPPORTED, op, (
+            f"torch-mlir's FX importer cannot import {op} with a dynamic `{argument}`: "
+            f"{short(clean(error_line(text) or static.group(0)), 200)}"
+        )
+    return None
 
 
 def parse(stage: str, text: str):

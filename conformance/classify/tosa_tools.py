@@ -7,19 +7,27 @@ import re
 from conformance.classify.text import error_line, short
 from conformance.taxonomy import Code
 
-REQUIRE = re.compile(r"REQUIRE\(\) fails AT \S+ [\w:()]+: \(([^)]*(?:\)[^)\n]*)*)\)\s*\n\s*Op(\w+): ([^\n]+)")
+# REQUIRE: a run-time precondition of the spec; ERROR_IF: the graph itself is not valid TOSA.
+CHECK = re.compile(r"(REQUIRE|ERROR_IF)\(\) fails AT \S+ [\w:()]+: \(([^)]*(?:\)[^)\n]*)*)\)\s*\n\s*Op(\w+): ([^\n]+)")
 FATAL = re.compile(r"FATAL ERROR AT \S+ (\w+)\(\):\s*\n+([^\n]+)")
 # MLIR quotes the offending source line after the error: `%0 = "arith.constant"() ...`.
 FOREIGN_OP = re.compile(r'operation being parsed with an unregistered dialect[^\n]*\n\s*(?:%[\w#:]+(?:, %[\w#:]+)* = )?"([\w.]+)"')
+# Parsed, but the serializer has no flatbuffer operator for it.
+UNSERIALIZABLE = re.compile(r"unsupported tosa operator ([\w.]+)")
 MISSING = re.compile(r"(tosa-opt|tosa_reference_model) was not found")
 
 
 def parse(stage: str, text: str):
     if "tosa_reference_model" in text:
-        match = REQUIRE.search(text)
+        match = CHECK.search(text)
         if match:
-            condition, op, message = match.groups()
+            check, condition, op, message = match.groups()
             op_name = f"tosa.{_snake(op)}"
+            if check == "ERROR_IF":
+                return Code.VERIFIER_ERROR, op_name, (
+                    f"the lowering built an invalid {op_name}: the TOSA reference model's ERROR_IF check fails "
+                    f"({short(message, 150)}; spec condition {condition})"
+                )
             return Code.RUNTIME_ERROR, op_name, (
                 f"the TOSA reference model rejects {op_name} at run time: {short(message, 150)} "
                 f"(spec requirement {condition})"
@@ -35,6 +43,13 @@ def parse(stage: str, text: str):
             op = foreign.group(1)
             return Code.UNSUPPORTED_OP, op, (
                 f"tosa-opt cannot read {op}: torch-mlir's TOSA output holds an op outside the TOSA dialect"
+            )
+        unserializable = UNSERIALIZABLE.search(text)
+        if unserializable:
+            op = unserializable.group(1)
+            return Code.UNSUPPORTED_OP, op, (
+                f"tosa-opt cannot serialize {op}: the TOSA flatbuffer has no such operator, "
+                "and torch-mlir's TOSA output holds one"
             )
         line = error_line(text)
         if line:
