@@ -28,6 +28,9 @@ def die(how: str) -> None:
         os._exit(3)
     elif how == "hang":
         time.sleep(10**6)
+    elif how == "chatter":  # a pattern rewriter in a loop, straight to fd 2 as MLIR writes
+        while True:
+            os.write(2, b"loc(unknown): error: failed to rewrite the same op again\n")
     elif how == "raise":
         raise RuntimeError("error: fake backend failed on purpose")
     else:
@@ -61,6 +64,7 @@ SEGFAULT = Misbehaving("segfault", "segfault", "lower")
 ABORT = Misbehaving("abort", "abort", "compile")
 EXIT3 = Misbehaving("exit3", "exit3", "compile")
 HANG = Misbehaving("hang", "hang", "run")
+CHATTER = Misbehaving("chatter", "chatter", "lower")
 
 
 class BatchedMisbehaving(Backend):

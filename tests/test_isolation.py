@@ -112,6 +112,26 @@ def test_a_runaway_process_is_killed_by_the_memory_watchdog():
     assert results["double"].passed
 
 
+def test_a_stage_that_prints_without_end_is_a_timeout_long_before_the_case_timeout():
+    import time
+
+    settings = Settings(backends=[fake("CHATTER")], case_paths=[str(FIXTURES / "cases")], default_cases=False, case_timeout=600)
+    engine = Engine(settings)
+    start = time.monotonic()
+    try:
+        results = {r.case: r for r in engine.run([("tanh", "chatter"), ("double", "chatter")])}
+    finally:
+        engine.close()
+    assert time.monotonic() - start < 300, "waited for the case timeout instead of noticing the flood"
+    looping = results["tanh"]
+    assert (looping.code, looping.stage) == ("TIMEOUT", "lower"), looping
+    assert "MB of output without finishing" in looping.explanation, looping
+    assert "kept printing: loc(unknown): error: failed to rewrite the same op again" in looping.explanation, looping
+    # The flood is folded: a few copies and a count, not megabytes.
+    assert len(looping.details) < 10_000 and "more times]" in looping.details, looping.details[:500]
+    assert results["double"].passed
+
+
 def test_a_wrong_value_for_an_input_updated_in_place_is_a_mismatch(monkeypatch):
     from tests.test_isolation import FIXTURES as fixtures
 

@@ -87,6 +87,18 @@ def classify_text(stage: str, text: str, details: str | None = None) -> Classifi
     return Classification(Code.UNKNOWN, f"{stage} failed: {line}", details=details if details is not None else text, parsed=True)
 
 
+def classify_flood(stage: str, size: int, output: str) -> Classification:
+    """A child killed for printing without end: a hang, with the line it kept repeating."""
+    line = first_error_line(output)
+    tail = f"; it kept printing: {line}" if line else ""
+    return Classification(
+        Code.TIMEOUT,
+        f"stage {stage} printed {size / 2**20:.0f} MB of output without finishing and was killed "
+        f"(a rewrite going round in circles){tail}",
+        details=output,
+    )
+
+
 def classify_crash(stage: str, how: str, output: str) -> Classification:
     """A child process died in `stage`; `how` names the signal or exit status."""
     line = first_error_line(output)

@@ -47,13 +47,36 @@ class OutputCapture:
 
 
 def read_log(path: str, offset: int, limit: int = 2_000_000) -> str:
-    """The log from `offset` on (at most `limit` bytes, keeping the end)."""
+    """The log from `offset` on (at most about `limit` bytes, keeping the end)."""
     try:
         with open(path, "rb") as f:
             f.seek(0, os.SEEK_END)
             end = f.tell()
             start = max(offset, end - limit) if end > offset else end
             f.seek(start)
-            return f.read().decode("utf-8", errors="replace")
+            text = f.read()
+            if start > offset:  # cut: begin at a whole line
+                text = text.partition(b"\n")[2]
+            return text.decode("utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def fold_repeats(text: str, keep: int = 3) -> str:
+    """Runs of one repeated line cut to `keep` copies and a count.
+
+    A looping pass prints the same diagnostic millions of times; the Result
+    keeps what is informative, not megabytes of it.
+    """
+    out: list[str] = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and lines[j] == lines[i]:
+            j += 1
+        out += lines[i : i + min(j - i, keep)]
+        if j - i > keep:
+            out.append(f"[the line above repeated {j - i - keep} more times]")
+        i = j
+    return "\n".join(out)

@@ -17,9 +17,10 @@ from typing import Iterator
 
 from conformance import result as results
 from conformance.bundles import finalize
-from conformance.classify import classify_crash, classify_timeout
+from conformance.classify import classify_crash, classify_flood, classify_timeout
 from conformance.execution.settings import Settings
-from conformance.execution.supervisor import ChildProcess, Died, Silent
+from conformance.execution.capture import fold_repeats
+from conformance.execution.supervisor import ChildProcess, Died, Flooding, Silent
 from conformance.execution.planning import Pair
 from conformance.result import Result
 
@@ -103,7 +104,7 @@ class Engine:
         if self.cancelled:
             return
         # The child died or hung.
-        output = child.log_since(announced["mark"]) if announced else child.log_since(0)
+        output = fold_repeats(child.log_since(announced["mark"]) if announced else child.log_since(0))
         if isinstance(reply, Silent):
             child.kill()
         child.close()
@@ -137,7 +138,9 @@ class Engine:
         queue.extendleft(reversed(retry))
 
     def _broken(self, case: str, backend: str, stage: str, reply, output: str) -> Result:
-        if isinstance(reply, Silent):
+        if isinstance(reply, Flooding):
+            found = classify_flood(stage, reply.size, output)
+        elif isinstance(reply, Silent):
             found = classify_timeout(stage, self.settings.case_timeout, output)
         else:
             found = classify_crash(stage, reply.how, output)

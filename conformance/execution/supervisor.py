@@ -25,6 +25,10 @@ from conformance.execution.settings import Settings
 
 STARTUP_TIMEOUT = 600.0  # importing torch + loading a large suite on a busy machine
 MEMORY_CHECK_SECONDS = 2.0
+# A job's log is emptied before each job; no stage prints this much unless a
+# pattern rewriter is going round in circles, re-emitting the same diagnostic
+# (torch-mlir on a 0-d softmax: about 1 MB/s until the case timeout).
+FLOOD_BYTES = 32 * 2**20
 
 
 class ChildError(Exception):
@@ -34,6 +38,13 @@ class ChildError(Exception):
 @dataclass
 class Silent:
     """No message within the timeout."""
+
+
+@dataclass
+class Flooding(Silent):
+    """A hang that talks: the child printed FLOOD_BYTES of output without finishing."""
+
+    size: int
 
 
 @dataclass
@@ -84,6 +95,7 @@ class ChildProcess:
 
         While waiting, the memory of the child and everything it started (a
         compiler) is checked: a runaway is killed before it takes the machine.
+        So is the size of its log: a flood of output is a loop (Flooding).
         """
         deadline = time.monotonic() + timeout
         while b"\n" not in self.buffer:
@@ -96,6 +108,10 @@ class ChildProcess:
                 if used > self.memory_kill_bytes:
                     self.kill()
                     return Died(f"killed for using {used / 2**30:.1f} GB of memory, over the {self.memory_kill_bytes / 2**30:.0f} GB limit")
+                printed = self.log_size()
+                if printed > FLOOD_BYTES:
+                    self.kill()
+                    return Flooding(printed)
                 continue
             chunk = os.read(self.replies, 1 << 16)
             if not chunk:
@@ -120,6 +136,12 @@ class ChildProcess:
             except psutil.NoSuchProcess:
                 pass
         return total
+
+    def log_size(self) -> int:
+        try:
+            return os.path.getsize(self.log_path)
+        except OSError:
+            return 0
 
     def log_since(self, mark: int) -> str:
         return read_log(self.log_path, mark)

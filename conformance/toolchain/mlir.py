@@ -7,9 +7,15 @@ Result), and the reproducer is the caller's business (see bundles).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 TORCH_MLIR_OPT = "torch-mlir-opt"
+# A pattern rewriter caught in a loop re-emits one diagnostic without end
+# (torch-mlir on a 0-d softmax). Past this many they are written to stderr,
+# the stage's log, where the supervisor sees the flood and stops the stage,
+# instead of filling this process's memory.
+KEPT_DIAGNOSTICS = 10_000
 
 
 class PipelineError(Exception):
@@ -23,26 +29,57 @@ class PipelineError(Exception):
 
 
 def run_pipeline(operation, pipeline: str) -> list[str]:
-    """Run `pipeline` on `operation` in place; return the warnings; raise PipelineError on failure."""
+    """Run `pipeline` on `operation` in place; return the warnings; raise PipelineError on failure.
+
+    Errors are taken as they are emitted (`emit_error_diagnostics`) rather
+    than collected by the bindings until the pass manager returns, which a
+    looping pass never does; the text is the one the bindings' MLIRError
+    would show, so the parsers read the same thing either way.
+    """
     from torch_mlir import ir
     from torch_mlir.passmanager import PassManager
 
+    errors: list[str] = []
     notes: list[str] = []
 
     def keep(diagnostic) -> bool:
-        notes.append(f"{diagnostic.location}: {diagnostic.severity}: {diagnostic.message}")
+        if diagnostic.severity == ir.DiagnosticSeverity.ERROR:
+            kept, text = errors, error_text(diagnostic)
+        else:
+            kept, text = notes, f"{diagnostic.location}: {diagnostic.severity}: {diagnostic.message}"
+        if len(errors) + len(notes) < KEPT_DIAGNOSTICS:
+            kept.append(text)
+        else:
+            os.write(2, f"{text}\n".encode())
         return True
 
     context = operation.context
     with context:
+        emitted = context.emit_error_diagnostics
+        context.emit_error_diagnostics = True
         handler = context.attach_diagnostic_handler(keep)
         try:
             PassManager.parse(pipeline).run(operation)
         except ir.MLIRError as e:
-            raise PipelineError(pipeline, "\n".join([str(e), *notes])) from None
+            head = f"{e}:" if errors else str(e)
+            raise PipelineError(pipeline, "\n".join([head, *errors, *notes])) from None
         finally:
             handler.detach()
+            context.emit_error_diagnostics = emitted
     return notes
+
+
+def error_text(diagnostic) -> str:
+    """An error diagnostic and its notes, spelled as the bindings' MLIRError spells them."""
+    lines = [f"error: {bare(diagnostic.location)}: {diagnostic.message}"]
+    lines += [f" note: {bare(note.location)}: {note.message}" for note in diagnostic.notes]
+    return "\n".join(lines)
+
+
+def bare(location) -> str:
+    """`loc("x.py":7:0)` -> `"x.py":7:0`."""
+    text = str(location)
+    return text[4:-1] if text.startswith("loc(") and text.endswith(")") else text
 
 
 def opt_command(pipeline: str, input_path: Path | str) -> list[str]:
