@@ -17,7 +17,7 @@ BASICS = ["tanh", "add.broadcast", "matmul", "mlp"]
 DYNAMIC = "add.dynamic"
 PAIRS = (
     [(c, b) for c in BASICS + [DYNAMIC] for b in BACKENDS]
-    + [("atanh", "tosa"), ("lenet5", "tosa-ref")]
+    + [("atanh", "tosa"), ("lenet5", "tosa-ref"), ("diagonal", "stablehlo")]
 )
 
 
@@ -61,6 +61,15 @@ def test_an_op_torch_mlir_cannot_lower_to_tosa_is_named(results):
     assert (result.stage, result.code, result.op) == ("lower", "UNSUPPORTED_OP", "aten.atanh"), result
     assert "torch-mlir cannot lower aten.atanh to tosa" in result.explanation
     assert "failed to legalize operation 'torch.aten.atanh'" in result.details
+
+
+def test_an_op_reported_through_its_scalar_constant_is_named(results):
+    # MLIR names the first illegal op it meets, torch.constant.int; the op the
+    # StableHLO conversion really left behind is aten.diagonal.
+    result = results[("diagonal", "stablehlo")]
+    assert (result.stage, result.code, result.op) == ("lower", "UNSUPPORTED_OP", "aten.diagonal"), result
+    assert "failed to legalize operation 'torch.constant.int'" in result.details
+    assert result.explanation.startswith("torch-mlir cannot lower aten.diagonal to stablehlo"), result
 
 
 def test_the_tosa_reference_model_runs_a_small_conv_net(results):

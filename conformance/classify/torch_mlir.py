@@ -17,6 +17,7 @@ TYPE_RESTRICTION = re.compile(
 )
 # The FX importer's own refusals, e.g. its as_strided rewrite given symbolic sizes.
 IMPORTER_STATIC = re.compile(r"(aten\.\w+)(?:\.\w+)? `(\w+)` must be (?:a )?static")
+UNCONVERTED = re.compile(r"^torch ops left unconverted: (.+)$", re.M)  # added by the lower stage
 TARGETS = {"tosa": "tosa", "linalg": "linalg-on-tensors", "stablehlo": "stablehlo"}
 
 
@@ -60,6 +61,17 @@ def parse(stage: str, text: str):
         )
     if legalize and legalize.group(1).startswith("torch.constant."):
         # A scalar constant left behind: the op that consumes it is the one not lowered.
+        # The lower stage names the torch ops still in the module after the failure.
+        left = UNCONVERTED.search(text)
+        if left:
+            ops = [name.removeprefix("torch.") for name in left.group(1).split(", ")]
+            also = f" (also left: {', '.join(ops[1:])})" if len(ops) > 1 else ""
+            return (
+                Code.UNSUPPORTED_OP,
+                ops[0],
+                f"torch-mlir cannot lower {ops[0]} to {target}: the conversion left it in place{also}, "
+                f"reported as its unconverted operand {legalize.group(1)}",
+            )
         return (
             Code.UNSUPPORTED_OP,
             None,

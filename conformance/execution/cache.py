@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-FORMAT = 2  # 2: case records carry extras["mutations"]
+FORMAT = 3  # 2: case records carry extras["mutations"]; 3: lowering failures name the torch ops left unconverted
 DEFAULT_LIMIT_BYTES = 4 * 2**30
 
 

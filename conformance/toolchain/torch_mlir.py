@@ -22,7 +22,7 @@ import torch
 from conformance.backends.protocol import Backend, CaseRun, StageFailure, shared
 from conformance.compare import describe
 from conformance.taxonomy import Code
-from conformance.toolchain.mlir import opt_command, run_pipeline, write_ir
+from conformance.toolchain.mlir import PipelineError, opt_command, run_pipeline, write_ir
 
 CONTRACT_PIPELINE = (
     "builtin.module(func.func(torch-match-quantized-custom-ops),"
@@ -101,8 +101,41 @@ class TorchMlirBackend(Backend):
             "lower", {"input.mlir": lambda path: write_ir(contract, path)}, opt_command(pipeline, "input.mlir")
         )
         lowered = contract.clone()
-        run_pipeline(lowered, pipeline)
+        try:
+            run_pipeline(lowered, pipeline)
+        except PipelineError as e:
+            raise with_unconverted_ops(e, lowered) from None
         return lowered
+
+
+UNCONVERTED = "torch ops left unconverted:"
+
+
+def with_unconverted_ops(error: PipelineError, module) -> PipelineError:
+    """`error`, naming the torch ops a failed conversion left in `module`.
+
+    When a conversion gives up, MLIR reports the first illegal op it meets,
+    which is often a scalar constant (`torch.constant.int`) rather than the
+    op that uses it; the module, rolled back to the failing pass's input,
+    still holds the ops the target could not take.
+    """
+    if "failed to legalize operation 'torch.constant." not in error.diagnostics:
+        return error
+    left: dict[str, None] = {}
+
+    def visit(op):
+        name = op.operation.name
+        if name.startswith(("torch.aten.", "torch.prims.")):
+            left[name] = None
+        for region in op.operation.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    visit(inner)
+
+    visit(module)
+    if not left:
+        return error
+    return PipelineError(error.pipeline, f"{error.diagnostics}\n{UNCONVERTED} {', '.join(left)}")
 
 
 class _BuffersInStateDict:
