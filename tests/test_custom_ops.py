@@ -22,6 +22,7 @@ from torch import nn
 from conformance.backends.protocol import CaseRun, StageFailure
 from conformance.custom_ops import audit, constants, contract, convert, interpreter, verify
 from conformance.custom_ops.contract import Arg, ContractError, Empty, TensorRef
+from conformance.toolchain.mlir import walk
 from tests.conftest import FIXTURES
 
 CUSTOM_CASES = FIXTURES / "custom_ops"
@@ -446,7 +447,7 @@ def test_selective_layer_norm_gives_the_rfc_ir_and_runs(tmp_path):
         model.layernorm.bias.uniform_(-0.5, 0.5)
     lowered, output, expected, run = _selective(model, torch.randn(4, 4), tmp_path, ops=["aten.layer_norm"])
 
-    names = sorted({op.name for op in verify._walk(lowered.operation)})
+    names = sorted({op.name for op in walk(lowered.operation)})
     assert names == ["builtin.module", "func.func", "func.return", "tosa.const", "tosa.custom"], names
     (custom,) = verify.custom_ops(lowered)
     assert custom.attributes["domain_name"].value == "torch"
@@ -477,7 +478,7 @@ def test_selective_default_ops_run_tosa_on_iree_and_custom_ops_on_aten(tmp_path)
     lowered, output, expected, run = _selective(Block(), torch.randn(2, 5, 8), tmp_path)
     customs = [op.attributes["operator_name"].value for op in verify.custom_ops(lowered)]
     assert customs == ["aten.layer_norm.default", "aten.gelu.default"]
-    tosa = {op.name for op in verify._walk(lowered.operation) if op.name.startswith("tosa.")} - {"tosa.const", "tosa.custom"}
+    tosa = {op.name for op in walk(lowered.operation) if op.name.startswith("tosa.")} - {"tosa.const", "tosa.custom"}
     assert {"tosa.matmul", "tosa.add"} <= tosa  # the linears and the residual: torch-mlir's own lowering
     assert (tmp_path / "segments.vmfb").exists()  # IREE compiled the TOSA segments
     assert torch.allclose(output, expected, rtol=1e-4, atol=1e-5)

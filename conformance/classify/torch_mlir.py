@@ -6,6 +6,7 @@ import re
 
 from conformance.classify.text import clean, current_op, error_line, short
 from conformance.taxonomy import Code
+from conformance.toolchain.mlir import UNCONVERTED
 
 PIPELINE = re.compile(r"torch-mlir pipeline (\S+) failed")
 LEGALIZE = re.compile(r"failed to legalize operation '(torch\.[\w.]+)'")
@@ -17,7 +18,7 @@ TYPE_RESTRICTION = re.compile(
 )
 # The FX importer's own refusals, e.g. its as_strided rewrite given symbolic sizes.
 IMPORTER_STATIC = re.compile(r"(aten\.\w+)(?:\.\w+)? `(\w+)` must be (?:a )?static")
-UNCONVERTED = re.compile(r"^torch ops left unconverted: (.+)$", re.M)  # added by the lower stage
+UNCONVERTED_OPS = re.compile(rf"^{re.escape(UNCONVERTED)} (.+)$", re.M)
 TARGETS = {"tosa": "tosa", "linalg": "linalg-on-tensors", "stablehlo": "stablehlo"}
 
 
@@ -62,7 +63,7 @@ def parse(stage: str, text: str):
     if legalize and legalize.group(1).startswith("torch.constant."):
         # A scalar constant left behind: the op that consumes it is the one not lowered.
         # The lower stage names the torch ops still in the module after the failure.
-        left = UNCONVERTED.search(text)
+        left = UNCONVERTED_OPS.search(text)
         if left:
             ops = [name.removeprefix("torch.") for name in left.group(1).split(", ")]
             also = f" (also left: {', '.join(ops[1:])})" if len(ops) > 1 else ""

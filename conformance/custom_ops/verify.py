@@ -17,7 +17,7 @@ from collections import Counter
 from conformance.backends.protocol import StageFailure
 from conformance.custom_ops import contract
 from conformance.taxonomy import Code
-from conformance.toolchain.mlir import PipelineError, run_pipeline
+from conformance.toolchain.mlir import PipelineError, run_pipeline, walk
 
 # The TOSA target the modules are validated against: the 1.1 draft (dynamic
 # shapes are an extension there), both profiles, the extensions PyTorch's
@@ -30,17 +30,9 @@ VALIDATE = f"builtin.module({TARGET}, tosa-validate{{strict-op-spec-alignment}})
 ALL_OPS_MODE = {"builtin.module", "func.func", "func.return", "tosa.const", "tosa.custom"}
 
 
-def _walk(operation):
-    yield operation
-    for region in operation.regions:
-        for block in region.blocks:
-            for op in block.operations:
-                yield from _walk(op.operation)
-
-
 def _torch_leftover(operation) -> str | None:
     """A description of the first torch-dialect op, type or attribute in `operation`, else None."""
-    for op in _walk(operation):
+    for op in walk(operation):
         name = op.name
         if name.startswith(("torch.", "torch_c.")):
             return f"op {name}"
@@ -95,7 +87,7 @@ def _tensor_indices(values) -> list[int]:
 
 def custom_ops(module) -> list:
     """Every tosa.custom in `module`, in order."""
-    return [op for op in _walk(module.operation) if op.name == "tosa.custom"]
+    return [op for op in walk(module.operation) if op.name == "tosa.custom"]
 
 
 def verify(module, *, only_custom: bool, validate: bool = True) -> Counter:
@@ -116,7 +108,7 @@ def verify(module, *, only_custom: bool, validate: bool = True) -> Counter:
     if leftover:
         raise StageFailure(Code.VERIFIER_ERROR, f"torch dialect left after conversion: {leftover}")
     counts: Counter = Counter()
-    for op in _walk(module.operation):
+    for op in walk(module.operation):
         counts[op.name] += 1
         if only_custom and op.name not in ALL_OPS_MODE:
             raise StageFailure(Code.VERIFIER_ERROR, f"{op.name} is in the module, where only func, tosa.const and tosa.custom belong")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from itertools import groupby
 
 
 class OutputCapture:
@@ -69,14 +70,9 @@ def fold_repeats(text: str, keep: int = 3) -> str:
     keeps what is informative, not megabytes of it.
     """
     out: list[str] = []
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        j = i
-        while j < len(lines) and lines[j] == lines[i]:
-            j += 1
-        out += lines[i : i + min(j - i, keep)]
-        if j - i > keep:
-            out.append(f"[the line above repeated {j - i - keep} more times]")
-        i = j
+    for line, run in groupby(text.split("\n")):
+        count = sum(1 for _ in run)
+        out += [line] * min(count, keep)
+        if count > keep:
+            out.append(f"[the line above repeated {count - keep} more times]")
     return "\n".join(out)

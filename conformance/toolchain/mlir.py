@@ -16,6 +16,9 @@ TORCH_MLIR_OPT = "torch-mlir-opt"
 # the stage's log, where the supervisor sees the flood and stops the stage,
 # instead of filling this process's memory.
 KEPT_DIAGNOSTICS = 10_000
+# The line the torch-mlir lower stage appends to a failed conversion's
+# diagnostics, naming the torch ops left in the module (read by the classifier).
+UNCONVERTED = "torch ops left unconverted:"
 
 
 class PipelineError(Exception):
@@ -80,6 +83,15 @@ def bare(location) -> str:
     """`loc("x.py":7:0)` -> `"x.py":7:0`."""
     text = str(location)
     return text[4:-1] if text.startswith("loc(") and text.endswith(")") else text
+
+
+def walk(operation):
+    """`operation` and every op nested in it, outermost first."""
+    yield operation
+    for region in operation.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                yield from walk(op.operation)
 
 
 def opt_command(pipeline: str, input_path: Path | str) -> list[str]:

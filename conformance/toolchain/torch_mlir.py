@@ -22,7 +22,7 @@ import torch
 from conformance.backends.protocol import Backend, CaseRun, StageFailure, shared
 from conformance.compare import describe
 from conformance.taxonomy import Code
-from conformance.toolchain.mlir import PipelineError, opt_command, run_pipeline, write_ir
+from conformance.toolchain.mlir import UNCONVERTED, PipelineError, opt_command, run_pipeline, walk, write_ir
 
 CONTRACT_PIPELINE = (
     "builtin.module(func.func(torch-match-quantized-custom-ops),"
@@ -108,9 +108,6 @@ class TorchMlirBackend(Backend):
         return lowered
 
 
-UNCONVERTED = "torch ops left unconverted:"
-
-
 def with_unconverted_ops(error: PipelineError, module) -> PipelineError:
     """`error`, naming the torch ops a failed conversion left in `module`.
 
@@ -121,18 +118,7 @@ def with_unconverted_ops(error: PipelineError, module) -> PipelineError:
     """
     if "failed to legalize operation 'torch.constant." not in error.diagnostics:
         return error
-    left: dict[str, None] = {}
-
-    def visit(op):
-        name = op.operation.name
-        if name.startswith(("torch.aten.", "torch.prims.")):
-            left[name] = None
-        for region in op.operation.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    visit(inner)
-
-    visit(module)
+    left = dict.fromkeys(op.name for op in walk(module) if op.name.startswith(("torch.aten.", "torch.prims.")))
     if not left:
         return error
     return PipelineError(error.pipeline, f"{error.diagnostics}\n{UNCONVERTED} {', '.join(left)}")
