@@ -154,6 +154,9 @@ class _Page:
         self.colours = {b: BACKEND_COLOURS[i % len(BACKEND_COLOURS)] for i, b in enumerate(order)}
         codes = {c for b in (summary.get("backends") or {}).values() for c in b.get("by_code") or {}}
         codes |= {r.code or Code.UNKNOWN for r in self.results.values() if r.failed}
+        # Codes only the baseline had (tonight their last failure was fixed) are named in "newly passing".
+        changes = summary.get("changes") or {}
+        codes |= {(i.get("was") or {}).get("code") for key in ("newly_passing", "changed") for i in changes.get(key) or []} - {None}
         self.codes = sorted(codes, key=lambda c: (list(CODE_STYLE).index(c) if c in CODE_STYLE else len(CODE_STYLE), c))
         self.code_index = {c: i for i, c in enumerate(self.codes)}
         self.code_style = self._code_styles()
@@ -163,7 +166,6 @@ class _Page:
         self.matrix_families = sorted(by_family)  # matrix rows: by family, then case id
         self.family_members = {f: sorted(by_family[f]) for f in self.matrix_families}
         self.matrix_rows = [c for f in self.matrix_families for c in self.family_members[f]]
-        changes = summary.get("changes") or {}
         self.new: dict[tuple[str, str], tuple[int, str | None]] = {}
         for flag, key in ((1, "newly_failing"), (2, "newly_passing"), (3, "changed")):
             for item in changes.get(key) or []:
@@ -191,7 +193,7 @@ class _Page:
     def code_chip(self, code: str | None, count: int | None = None) -> str:
         if not code:
             return "–"
-        abbr, colour = self.code_style.get(code, ("?", "#777"))
+        abbr, colour = self.code_style.get(code, ("?", "#777777"))
         n = f" {count}" if count is not None else ""
         return (
             f'<span class="chip" style="background:{colour};color:{_text_colour(colour)}" title="{esc(code)}">'

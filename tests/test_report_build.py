@@ -1,0 +1,66 @@
+"""Writing a report directory from results.jsonl files, as the nightly does after a run.
+
+Report directories are made here by hand (a results.jsonl, a run.json, a
+cases.json), each a night of an output directory, and build_reports writes
+their summary.json, report.md and report.html.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+
+from conformance.nightly.store import ResultsFile
+from conformance.report.build import build_reports
+from conformance.report.summary import SCHEMA_PATH
+from conformance.result import Result
+
+CASES = {
+    "math.add": {"kind": "op", "family": "math", "ops": ["aten.add"], "tags": [], "suite": "default"},
+    "math.softmax": {"kind": "op", "family": "math", "ops": ["aten.softmax"], "tags": [], "suite": "default"},
+}
+
+
+def night(output: Path, name: str, results: list[Result], settings: dict | None = None) -> Path:
+    """A report directory `output/name` holding these results, as a finished run leaves it."""
+    directory = output / name
+    store = ResultsFile(directory)
+    for r in results:
+        store.append(r)
+    store.close()
+    run = {"started": f"{name}T02:00:00+00:00", "backends": sorted({r.backend for r in results}),
+           "shards": [], "settings": settings or {}, "toolchain": {"torch": "2.13.0"},
+           "machine": {"cpus": 2, "memory_gb": 8.0}, "wall_seconds": 60.0}
+    (directory / "run.json").write_text(json.dumps(run))
+    (directory / "cases.json").write_text(json.dumps(CASES))
+    return directory
+
+
+def passing(case: str, backend: str) -> Result:
+    return Result(case, backend, "pass", timings={"export": 0.1, "run": 0.2})
+
+
+def failing(case: str, backend: str, code: str, op: str | None = None) -> Result:
+    return Result(case, backend, "fail", stage="lower", code=code, op=op, explanation=f"{code} on {case}",
+                  details=f"diagnostics of {case}", timings={"export": 0.1, "lower": 0.3})
+
+
+def test_the_night_the_last_failure_of_a_code_is_fixed_still_writes_every_report(tmp_path):
+    # The baseline has the only DTYPE_MISMATCH; tonight it passes, so that code is in no result of this run.
+    before = night(tmp_path, "2026-10-01", [
+        passing("math.add", "eager"), failing("math.add", "tosa", "DTYPE_MISMATCH", "aten.add"),
+        passing("math.softmax", "eager"), failing("math.softmax", "tosa", "UNSUPPORTED_OP", "aten.softmax"),
+    ])
+    now = night(tmp_path, "2026-10-02", [
+        passing("math.add", "eager"), passing("math.add", "tosa"),
+        passing("math.softmax", "eager"), failing("math.softmax", "tosa", "UNSUPPORTED_OP", "aten.softmax"),
+    ])
+    summary = build_reports(now, before)
+    assert [i["was"]["code"] for i in summary["changes"]["newly_passing"]] == ["DTYPE_MISMATCH"]
+    page = (now / "report.html").read_text()
+    assert page.rstrip().endswith("</html>")
+    assert "DTYPE_MISMATCH" in page  # the fixed failure is named in "newly passing"
+    assert "DTYPE_MISMATCH" in (now / "report.md").read_text()
+    jsonschema.validate(json.loads((now / "summary.json").read_text()), json.loads(SCHEMA_PATH.read_text()))
