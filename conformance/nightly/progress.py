@@ -1,11 +1,18 @@
-"""Progress of a matrix run: one refreshed line on a terminal, plain lines otherwise (CI logs)."""
+"""Progress of a matrix run: one refreshed line on a terminal, plain lines otherwise (CI logs).
+
+Results are counted by outcome (tables.outcome: the xfail verdict when the run
+judges, else the status), so an expected failure (XFAIL) is not counted with
+the failures a reader must look at.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from typing import TextIO
 
+from conformance.report.tables import VERDICTS, outcome
 from conformance.result import Result
 
 PLAIN_EVERY_SECONDS = 30.0
@@ -15,7 +22,7 @@ class Progress:
     def __init__(self, total: int, stream: TextIO = sys.stderr, interactive: bool | None = None):
         self.total = total
         self.done = 0
-        self.failed = 0
+        self.outcomes: Counter[str] = Counter()
         self.stream = stream
         self.interactive = stream.isatty() if interactive is None else interactive
         self.started = time.monotonic()
@@ -23,7 +30,7 @@ class Progress:
 
     def update(self, result: Result) -> None:
         self.done += 1
-        self.failed += result.failed
+        self.outcomes[outcome(result)] += 1
         now = time.monotonic()
         if self.interactive:
             self.stream.write("\r" + self.line(now) + "\x1b[K")
@@ -38,9 +45,10 @@ class Progress:
         rate = self.done / elapsed if elapsed > 0 else 0.0
         eta = (self.total - self.done) / rate if rate > 0 else float("inf")
         eta_text = "--:--" if eta == float("inf") else _clock(eta)
+        counts = " ".join(f"{name.lower()} {self.outcomes[name]}" for name in VERDICTS if self.outcomes[name])
         return (
             f"[{self.done}/{self.total}] {100 * self.done / max(self.total, 1):5.1f}%  "
-            f"failures {self.failed}  {rate * 60:6.0f} cases/min  elapsed {_clock(elapsed)}  ETA {eta_text}"
+            f"{counts or 'none done'}  {rate * 60:6.0f} cases/min  elapsed {_clock(elapsed)}  ETA {eta_text}"
         )
 
     def finish(self) -> None:
