@@ -64,3 +64,29 @@ def test_the_night_the_last_failure_of_a_code_is_fixed_still_writes_every_report
     assert "DTYPE_MISMATCH" in page  # the fixed failure is named in "newly passing"
     assert "DTYPE_MISMATCH" in (now / "report.md").read_text()
     jsonschema.validate(json.loads((now / "summary.json").read_text()), json.loads(SCHEMA_PATH.read_text()))
+
+
+def test_op_coverage_groups_overloads_so_backends_compare(tmp_path):
+    # eager never exports (its ops are the case's declared ones); tosa and linalg export softmax as
+    # aten.softmax.int and add as aten.add.Tensor: all of them are counted under one op packet.
+    exported = {"math.softmax": ["aten.softmax.int"], "math.add": ["aten.add.Tensor", "aten.add.Scalar"]}
+
+    def on(backend, r):
+        if backend != "eager":
+            r.extras["aten_ops"] = exported[r.case]
+        return r
+
+    directory = night(tmp_path, "2026-10-01", [
+        on("eager", passing("math.softmax", "eager")), on("eager", passing("math.add", "eager")),
+        on("tosa", failing("math.softmax", "tosa", "UNSUPPORTED_OP", "aten.softmax")), on("tosa", passing("math.add", "tosa")),
+        on("linalg", passing("math.softmax", "linalg")), on("linalg", passing("math.add", "linalg")),
+    ])
+    cover = build_reports(directory, None)["op_coverage"]
+    assert cover == {
+        "aten.add": {b: {"cases": 1, "pass": 1} for b in ("eager", "linalg", "tosa")},
+        "aten.softmax": {"eager": {"cases": 1, "pass": 1}, "linalg": {"cases": 1, "pass": 1}, "tosa": {"cases": 1, "pass": 0}},
+    }
+    # report.md tells the same: the op failing somewhere, per backend in summary order (eager, linalg, tosa)
+    markdown = (directory / "report.md").read_text()
+    assert "| aten.softmax | 1/1     | 1/1      | 0/1    |" in markdown
+    assert "aten.softmax.int" not in markdown and "| aten.add " not in markdown

@@ -6,6 +6,7 @@ from tabulate import tabulate
 
 ROOT_CAUSES_SHOWN = 40
 CHANGES_SHOWN = 100
+OPS_SHOWN = 100
 
 
 def _rate(rate: float | None) -> str:
@@ -71,6 +72,16 @@ def render(summary: dict) -> str:
         if ch["newly_passing"]:
             rows = [[i["case"], i["backend"], i["was"]["code"]] for i in ch["newly_passing"][:CHANGES_SHOWN]]
             out += ["### Newly passing", "", tabulate(rows, headers=["case", "backend", "was"], tablefmt="github"), ""]
+
+    cover = summary.get("op_coverage") or {}
+    partial = {op: per for op, per in cover.items() if any(c["pass"] < c["cases"] for c in per.values())}
+    out += [f"## Op coverage: the {len(partial)} of {len(cover)} ops failing on some backend", ""]
+    if partial:
+        rows = [[op, *(f"{per[b]['pass']}/{per[b]['cases']}" if b in per else "-" for b in names)] for op, per in list(partial.items())[:OPS_SHOWN]]
+        out += ["Cases using the op (its overload packet) that pass / that ran.", "",
+                tabulate(rows, headers=["op", *names], tablefmt="github"), ""]
+        if len(partial) > OPS_SHOWN:
+            out += [f"... and {len(partial) - OPS_SHOWN} more (all of them are in summary.json).", ""]
 
     out += ["## Time per stage (seconds, summed over cases)", ""]
     stages = sorted({s for b in backends.values() for s in b["stage_seconds"]})

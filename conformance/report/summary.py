@@ -18,8 +18,10 @@ from conformance.result import Result
 from conformance.taxonomy import Code, Status
 from conformance.toolchain.versions import toolchain_versions
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: op_coverage keyed by overload packet, one op list per case for every backend
 SCHEMA_PATH = Path(__file__).with_name("summary.schema.json")
+
+
 def machine() -> dict:
     import os
 
@@ -68,14 +70,36 @@ def family_summary(results: list[Result], cases: dict[str, dict]) -> dict:
     }
 
 
+def op_packet(op: str) -> str:
+    """An op's overload packet: `aten.softmax.int` and `aten.softmax.default` are both `aten.softmax`."""
+    parts = op.split(".")
+    return ".".join(parts[:2]) if len(parts) > 2 else op
+
+
+def case_ops(results: list[Result], cases: dict[str, dict]) -> dict[str, list[str]]:
+    """Per case, the op packets it uses: from its exported graph when any backend exported it, else as declared.
+
+    One list per case, whatever the backend: a backend that never exports
+    (eager) counts the same ops as one that does, so backends compare.
+    """
+    exported: dict[str, set[str]] = defaultdict(set)
+    for r in results:
+        exported[r.case].update(r.extras.get("aten_ops") or [])
+    out = {}
+    for case in {r.case for r in results}:
+        ops = exported.get(case) or cases.get(case, {}).get("ops") or []
+        out[case] = sorted({op_packet(op) for op in ops})
+    return out
+
+
 def op_coverage(results: list[Result], cases: dict[str, dict]) -> dict:
-    """Per ATen op: on each backend, how many cases using it pass, of how many."""
+    """Per op packet: on each backend, how many cases using it pass, of how many that ran."""
+    ops_of = case_ops(results, cases)
     cover: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     for r in results:
         if r.status == Status.SKIP:
             continue
-        ops = r.extras.get("aten_ops") or cases.get(r.case, {}).get("ops") or []
-        for op in ops:
+        for op in ops_of[r.case]:
             cover[op][r.backend]["cases"] += 1
             cover[op][r.backend]["pass"] += r.status == Status.PASS
     return {op: {b: dict(c) for b, c in sorted(per.items())} for op, per in sorted(cover.items())}
