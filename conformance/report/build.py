@@ -5,36 +5,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conformance.nightly.store import latest, read_results, report_dirs
+from conformance.nightly.store import latest, read_results
 from conformance.report import markdown
 from conformance.report.diff import changes
+from conformance.report.history import SUMMARY, pair_histories, pass_rate_history
 from conformance.report.summary import build_summary
 
 RUN = "run.json"
 CASES = "cases.json"
-SUMMARY = "summary.json"
 
 
 def load_json(path: Path, default=None):
     return json.loads(path.read_text()) if path.exists() else default
-
-
-def history(directory: Path) -> list[dict]:
-    """Pass rates of the reports beside `directory`, oldest first, up to and without it."""
-    past = []
-    for other in report_dirs(directory.parent):
-        if other.resolve() == directory.resolve() or other.name > directory.name:
-            continue
-        summary = load_json(other / SUMMARY)
-        if summary:
-            past.append(
-                {
-                    "report": other.name,
-                    "started": summary["run"].get("started"),
-                    "pass_rate": {b: s["pass_rate"] for b, s in summary["backends"].items()},
-                }
-            )
-    return past
 
 
 def build_reports(directory: Path, baseline: Path | None) -> dict:
@@ -44,8 +26,7 @@ def build_reports(directory: Path, baseline: Path | None) -> dict:
     cases = load_json(directory / CASES, {})
     base = latest(read_results(baseline)) if baseline else None
     diff = changes(results, base, baseline.name if baseline else None)
-    past = history(directory)
-    summary = build_summary(results, run, cases, diff, past)
+    summary = build_summary(results, run, cases, diff, pass_rate_history(directory))
     summary["history"].append(
         {"report": directory.name, "started": run.get("started"), "pass_rate": {b: s["pass_rate"] for b, s in summary["backends"].items()}}
     )
@@ -54,7 +35,8 @@ def build_reports(directory: Path, baseline: Path | None) -> dict:
     (directory / "report.md").write_text(markdown.render(summary), encoding="utf-8")
     from conformance.report import html
 
-    (directory / "report.html").write_text(html.render(summary, results, cases), encoding="utf-8")
+    page = html.render(summary, results, cases, pair_histories(directory, results))
+    (directory / "report.html").write_text(page, encoding="utf-8")
     return summary
 
 

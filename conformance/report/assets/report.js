@@ -1,16 +1,22 @@
-/* report.html behaviour: cell tooltips and details panel, matrix and op filters, #cell= links.
-   Reads the JSON in #report-data. Data only ever reaches the page through textContent
-   and the title property: never through innerHTML. Kept ASCII (the page is). */
+/* report.html behaviour: cell tooltips and details panel, matrix and op filters, sortable tables, #cell= links.
+   Reads the JSON in #report-data; its field names come with it (D.keys: name -> key, made by
+   conformance/report/html/data.py), so this script never spells a key of its own. Data only ever
+   reaches the page through textContent, the title property and file: links: never through innerHTML.
+   Kept ASCII (the page is). */
 (function () {
   "use strict";
   var dataEl = document.getElementById("report-data");
   if (!dataEl) return;
   var D = JSON.parse(dataEl.textContent);
-  var S = D.strings, B = D.backends, NB = B.length, STAGES = D.stages;
+  var K = D.keys, S = D.strings, B = D.backends, NB = B.length, STAGES = D.stages, REPORTS = D.reports || [];
   var STATUS = [["p", "PASS"], ["f", "FAIL"], ["s", "SKIP"], ["na", "not run"]];
   var NEW = { 1: "newly failing (passed in the baseline)", 2: "newly passing", 3: "failing differently than in the baseline" };
+  var NIGHT = { p: "pass", f: "fail", s: "skip", ".": "not run" };
   function $(id) { return document.getElementById(id); }
   function str(i) { return i === undefined || i === null ? "" : S[i]; }
+  function has(record, name) { return record[K[name]] !== undefined; }
+  function text(record, name) { return str(record[K[name]]); }
+  function texts(record, name) { return (record[K[name]] || []).map(str); }
 
   var table = $("matrix-table");
   var rows = [], heads = [], byCase = {};
@@ -20,7 +26,7 @@
       if (all[k].classList.contains("fh")) heads.push(all[k]); else rows.push(all[k]);
     }
   }
-  D.rows.forEach(function (r, i) { byCase[r[0]] = i; });
+  D.rows.forEach(function (r, i) { byCase[r[K.case]] = i; });
 
   function statusOf(td) {
     for (var k = 0; k < STATUS.length; k++) if (td.classList.contains(STATUS[k][0])) return STATUS[k][1];
@@ -33,41 +39,56 @@
   }
   function seconds(t) { return t < 10 ? t.toFixed(2) : t.toFixed(1); }
 
+  // A file: link to a path on this machine (a bundle's reproduce.sh): the only links the script makes.
+  function fileLink(path) {
+    return path.charAt(0) === "/" ? "file://" + path.split("/").map(encodeURIComponent).join("/") : null;
+  }
+
+  // What the details panel and the tooltip show of a cell: [label, text, kind]; kind says how to show it.
   function facts(i, j) {
     var row = D.rows[i], c = D.cells[i * NB + j] || {}, td = rows[i].cells[j + 1];
     var out = [["backend", B[j]]];
     var outcome = statusOf(td);
-    if (c.v !== undefined) outcome += " \u00b7 xfail verdict " + str(c.v);
+    if (has(c, "verdict")) outcome += " \u00b7 xfail verdict " + text(c, "verdict");
     out.push(["outcome", outcome]);
-    if (c.c !== undefined) out.push(["code", str(c.c)]);
-    if (c.g !== undefined) out.push(["stage", str(c.g)]);
-    if (c.o !== undefined) out.push(["op", str(c.o)]);
-    if (c.e !== undefined) out.push(["explanation", str(c.e), true]);
-    if (c.n) out.push(["since baseline", NEW[c.n] + (c.w !== undefined ? " (was " + str(c.w) + ")" : "")]);
-    if (c.t) {
+    if (has(c, "code")) out.push(["code", text(c, "code")]);
+    if (has(c, "stage")) out.push(["stage", text(c, "stage")]);
+    if (has(c, "op")) out.push(["op", text(c, "op")]);
+    if (has(c, "explanation")) out.push(["explanation", text(c, "explanation"), "pre"]);
+    if (has(c, "change")) out.push(["since baseline", NEW[c[K.change]] + (has(c, "was") ? " (was " + text(c, "was") + ")" : "")]);
+    if (has(c, "history")) {
+      var since = c[K.failing_since], flips = c[K.flips] || 0, n = text(c, "history").length;
+      var said = flips + " flip" + (flips === 1 ? "" : "s") + " in " + n + " report" + (n === 1 ? "" : "s");
+      if (since !== undefined) said = (since === 0 && n > 1 ? "failing at least since " : "failing since ") + REPORTS[since] + "; " + said;
+      out.push(["history", said, "history", text(c, "history")]);
+    }
+    if (has(c, "reproduce")) out.push(["reproduce", text(c, "reproduce"), "command"]);
+    if (has(c, "bundle")) out.push(["bundle", text(c, "bundle"), "link"]);
+    if (has(c, "details")) out.push(["diagnostics", text(c, "details"), "diagnostics"]);
+    if (has(c, "timings")) {
       var total = 0, parts = [];
-      c.t.forEach(function (secs, k) { if (secs) { total += secs; parts.push(STAGES[k] + " " + seconds(secs)); } });
+      c[K.timings].forEach(function (secs, k) { if (secs) { total += secs; parts.push(STAGES[k] + " " + seconds(secs)); } });
       out.push(["time", seconds(total) + " s (" + parts.join(", ") + ")"]);
     }
-    if (c.a !== undefined) out.push(["reproducer", str(c.a), true]);
-    if (c.x) out.push(["exported ops", c.x.map(str).join(", ")]);
+    if (has(c, "exported_ops")) out.push(["exported ops", texts(c, "exported_ops").join(", ")]);
     out.push(["family", D.families[+rows[i].dataset.f]]);
-    if (row[1] !== null) out.push(["kind", str(row[1])]);
-    if (row[2].length) out.push(["case ops", row[2].map(str).join(", ")]);
-    if (row[3].length) out.push(["tags", row[3].map(str).join(", ")]);
+    if (has(row, "kind")) out.push(["kind", text(row, "kind")]);
+    if (has(row, "ops")) out.push(["case ops", texts(row, "ops").join(", ")]);
+    if (has(row, "tags")) out.push(["tags", texts(row, "tags").join(", ")]);
     return out;
   }
 
   // Tooltips: set on first hover, so the page does not carry one title per cell.
+  var TOOLTIP = { outcome: 1, code: 1, stage: 1, op: 1, explanation: 1, "since baseline": 1, history: 1 };
   if (table) {
     table.tBodies[0].addEventListener("mouseover", function (ev) {
       var td = ev.target.closest("td");
       if (!td || td.title) return;
       var pos = position(td);
       if (!pos) return;
-      var lines = [D.rows[pos[0]][0] + " \u00b7 " + B[pos[1]]];
+      var lines = [D.rows[pos[0]][K.case] + " \u00b7 " + B[pos[1]]];
       facts(pos[0], pos[1]).slice(1).forEach(function (f) {
-        if (f[0] === "outcome" || f[0] === "code" || f[0] === "stage" || f[0] === "op" || f[0] === "explanation" || f[0] === "since baseline") {
+        if (TOOLTIP[f[0]]) {
           var v = f[1].length > 700 ? f[1].slice(0, 699) + "\u2026" : f[1];
           lines.push(f[0] === "explanation" ? v : f[0] + ": " + v);
         }
@@ -83,27 +104,59 @@
 
   // The details panel.
   var panel = $("panel"), selected = null;
+  function show(dd, f) {
+    var kind = f[2];
+    if (kind === "history") {
+      var strip = document.createElement("span");
+      strip.className = "hist";
+      f[3].split("").forEach(function (ch, k) {
+        var mark = document.createElement("i");
+        mark.className = "h" + (ch === "." ? "a" : ch);
+        mark.title = REPORTS[k] + ": " + (NIGHT[ch] || ch);
+        strip.appendChild(mark);
+      });
+      dd.appendChild(strip);
+      dd.appendChild(document.createTextNode(" " + f[1]));
+      return;
+    }
+    if (kind === "link") {
+      var href = fileLink(f[1]);
+      var code = document.createElement("code");
+      code.textContent = "sh " + f[1];
+      dd.appendChild(code);
+      if (href) {
+        var a = document.createElement("a");
+        a.href = href;
+        a.textContent = "open";
+        dd.appendChild(document.createTextNode(" "));
+        dd.appendChild(a);
+      }
+      return;
+    }
+    dd.textContent = f[1];
+    if (kind) dd.className = kind === "pre" ? "pre" : "pre " + kind;
+  }
   function open(i, j, scroll) {
     if (!panel) return;
     var td = rows[i].cells[j + 1];
     if (selected) selected.classList.remove("sel");
     selected = td;
     td.classList.add("sel");
-    $("panel-title").textContent = D.rows[i][0];
+    $("panel-title").textContent = D.rows[i][K.case];
     var body = $("panel-body");
     while (body.firstChild) body.removeChild(body.firstChild);
     facts(i, j).forEach(function (f) {
       var dt = document.createElement("dt"), dd = document.createElement("dd");
       dt.textContent = f[0];
-      dd.textContent = f[1];
-      if (f[2]) dd.className = "pre";
+      dd.dataset.fact = f[0];
+      show(dd, f);
       body.appendChild(dt);
       body.appendChild(dd);
     });
     panel.hidden = false;
-    panel.dataset.case = D.rows[i][0];
+    panel.dataset.case = D.rows[i][K.case];
     panel.dataset.backend = B[j];
-    var hash = "#cell=" + encodeURIComponent(D.rows[i][0]) + "|" + encodeURIComponent(B[j]);
+    var hash = "#cell=" + encodeURIComponent(D.rows[i][K.case]) + "|" + encodeURIComponent(B[j]);
     if (location.hash !== hash) {
       try { history.replaceState(null, "", hash); } catch (e) { /* file: URLs in some browsers */ }
     }
@@ -125,19 +178,19 @@
   var fText = $("f-text"), fFam = $("f-family"), fBack = $("f-backend"), fOut = $("f-outcome"), fCount = $("f-count");
   var columnStyle = document.createElement("style");
   document.head.appendChild(columnStyle);
-  var texts = null;
+  var rowTexts = null;
   function rowText(i) {
-    if (!texts) {
-      texts = D.rows.map(function (row, r) {
-        var bits = [row[0], str(row[1]), D.families[+rows[r].dataset.f]].concat(row[2].map(str), row[3].map(str));
+    if (!rowTexts) {
+      rowTexts = D.rows.map(function (row, r) {
+        var bits = [row[K.case], text(row, "kind"), D.families[+rows[r].dataset.f]].concat(texts(row, "ops"), texts(row, "tags"));
         for (var j = 0; j < NB; j++) {
           var c = D.cells[r * NB + j];
-          if (c) bits.push(str(c.c), str(c.o), str(c.g), str(c.e), str(c.v));
+          if (c) bits.push(text(c, "code"), text(c, "op"), text(c, "stage"), text(c, "explanation"), text(c, "verdict"));
         }
         return bits.join("\n").toLowerCase();
       });
     }
-    return texts[i];
+    return rowTexts[i];
   }
   function cellMatches(td, o) {
     var cl = td.classList;
@@ -211,6 +264,30 @@
     opPartial.addEventListener("change", applyOps);
     applyOps();
   }
+
+  // Sortable tables: a click on a column's header sorts by it (numbers by data-sort), a second click reverses.
+  function sortKey(td) {
+    var v = td.dataset.sort !== undefined ? td.dataset.sort : td.textContent;
+    var n = Number(v.replace(/,/g, ""));
+    return v.trim() !== "" && !isNaN(n) ? n : v.toLowerCase();
+  }
+  function sortBy(th) {
+    var tbl = th.closest("table"), col = th.cellIndex, body = tbl.tBodies[0];
+    var up = th.getAttribute("aria-sort") !== "ascending";
+    Array.prototype.forEach.call(th.parentNode.cells, function (h) { h.setAttribute("aria-sort", "none"); });
+    th.setAttribute("aria-sort", up ? "ascending" : "descending");
+    var trs = Array.prototype.slice.call(body.rows).map(function (tr, k) { return [sortKey(tr.cells[col]), k, tr]; });
+    trs.sort(function (a, b) {
+      var x = a[0], y = b[0], d = typeof x === typeof y ? (x < y ? -1 : x > y ? 1 : 0) : (typeof x === "number" ? -1 : 1);
+      return (up ? d : -d) || a[1] - b[1];
+    });
+    trs.forEach(function (t) { body.appendChild(t[2]); });
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("table.sortable thead th"), function (th) {
+    th.tabIndex = 0;
+    th.addEventListener("click", function () { sortBy(th); });
+    th.addEventListener("keydown", function (ev) { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); sortBy(th); } });
+  });
 
   // Links: #cell=<case>|<backend> opens that cell; #q=, #family=, #backend=, #outcome= set the filters.
   function fromHash() {

@@ -7,8 +7,9 @@ and goes through `esc`, as anywhere else in the page.
 
 from __future__ import annotations
 
-import html
 import math
+
+from conformance.report.html.format import esc, pct, seconds
 
 # Tableau 10, then a few more: distinct on screen and in print.
 BACKEND_COLOURS = [
@@ -24,16 +25,8 @@ STAGE_COLOURS = {
 EXTRA_COLOURS = ["#ff9da7", "#86bcb6", "#d4a6c8", "#8cd17d", "#f1ce63", "#a0cbe8", "#d37295", "#79706e"]
 
 
-def esc(value) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
-
-
 def _f(x: float) -> str:
     return f"{x:.1f}".rstrip("0").rstrip(".")
-
-
-def pct(rate: float | None, digits: int = 1) -> str:
-    return "–" if rate is None else f"{100 * rate:.{digits}f}%"
 
 
 def stage_colours(stages: list[str]) -> dict[str, str]:
@@ -198,13 +191,3 @@ def sparkline(values: list[float | None], colour: str) -> str:
         f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="1.6"/>'
         f'<circle cx="{cx}" cy="{cy}" r="2.4" fill="{colour}"/></svg>'
     )
-
-
-def seconds(s: float | None) -> str:
-    if s is None:
-        return "–"
-    if s < 120:
-        return f"{s:,.1f} s"
-    if s < 7200:
-        return f"{s / 60:,.1f} min"
-    return f"{s / 3600:,.1f} h"

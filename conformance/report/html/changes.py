@@ -1,0 +1,85 @@
+"""What to act on: changes since the baseline, and failures grouped by root cause."""
+
+from __future__ import annotations
+
+from conformance.report.html.context import Report
+from conformance.report.html.format import clip, esc
+from conformance.report.html.markup import Cell, Column, Part, case_link, cell_anchor, more, table
+
+CHANGES_SHOWN = 300
+ROOT_CAUSES_SHOWN = 300
+EXPLANATION_SHOWN = 400  # characters of an explanation in tables (the details panel shows it whole)
+
+
+def _failing(report: Report, title: str, items: list[dict], table_id: str) -> str:
+    if not items:
+        return f'<h3>{title}</h3><p class="muted">None.</p>'
+    columns = [Column("case", "case"), Column("backend"), Column("now"), Column("op"), Column("was"), Column("explanation", "expl")]
+    rows = []
+    for i in items[:CHANGES_SHOWN]:
+        was = i.get("was") or {}
+        rows.append(("", [
+            case_link(i["case"], i["backend"]), report.backend_name(i["backend"]), report.code_chip(i.get("code")),
+            esc(i.get("op") or "–"), report.code_chip(was.get("code")) if was else "PASS",
+            esc(clip(i.get("explanation"), EXPLANATION_SHOWN)),
+        ]))
+    return f"<h3>{title} ({len(items):,})</h3>" + table(table_id, columns, rows, stack=True) + more(CHANGES_SHOWN, len(items))
+
+
+def _passing(report: Report, items: list[dict]) -> str:
+    if not items:
+        return '<h3>Newly passing</h3><p class="muted">None.</p>'
+    columns = [Column("case", "case"), Column("backend"), Column("was"), Column("op")]
+    rows = [
+        ("", [case_link(i["case"], i["backend"]), report.backend_name(i["backend"]),
+              report.code_chip((i.get("was") or {}).get("code")), esc((i.get("was") or {}).get("op") or "–")])
+        for i in items[:CHANGES_SHOWN]
+    ]
+    return f"<h3>Newly passing ({len(items):,})</h3>" + table("newly-passing", columns, rows, stack=True) + more(CHANGES_SHOWN, len(items), "more")
+
+
+def changes(report: Report) -> Part:
+    ch = report.summary.get("changes") or {}
+    if not ch.get("baseline"):
+        return Part("<p>No baseline: this is the first report in its directory (or the run was made with --baseline none).</p>")
+    nf, np_, changed = ch.get("newly_failing") or [], ch.get("newly_passing") or [], ch.get("changed") or []
+    return Part(
+        f'<p>Baseline <b>{esc(ch["baseline"])}</b>: <span class="bad">{len(nf):,} newly failing</span> (regressions), '
+        f'<span class="good">{len(np_):,} newly passing</span>, {len(changed):,} failing differently; '
+        f'{ch.get("added", 0):,} new (case, backend) pairs, {ch.get("removed", 0):,} gone.</p>'
+        + _failing(report, "Newly failing", nf, "newly-failing")
+        + _failing(report, "Failing differently", changed, "changed")
+        + _passing(report, np_)
+    )
+
+
+def root_causes(report: Report) -> Part:
+    groups = report.summary.get("root_causes") or []
+    if not groups:
+        return Part("<p>No failures.</p>")
+    biggest = max(g["count"] for g in groups)
+    columns = [
+        Column("#", "n"), Column("count", "n"), Column("backend"), Column("code"), Column("op", "op"),
+        Column("example", "case"), Column("explanation", "expl"), Column("cases"),
+    ]
+    rows = []
+    for n, g in enumerate(groups[:ROOT_CAUSES_SHOWN], 1):
+        ex = g.get("example") or {}
+        cases = g.get("cases") or []
+        listing = (
+            f'<details><summary>{len(cases):,} case{"s" if len(cases) != 1 else ""}</summary>'
+            f'<div class="caselist">{" ".join(esc(c) for c in cases)}</div></details>'
+        )
+        bar = f'<span class="cbar" style="width:{max(2, round(60 * g["count"] / biggest))}px"></span>'
+        rows.append(("", [
+            str(n), Cell(f"{bar}{g['count']:,}", sort=g["count"]), report.backend_name(g["backend"]), report.code_chip(g["code"]),
+            esc(g.get("op") or "–"),
+            f'<a href="{esc(cell_anchor(ex.get("case", ""), g["backend"]))}">{esc(ex.get("case"))}</a>'
+            f'<div class="muted">stage {esc(ex.get("stage") or "?")}</div>',
+            esc(clip(ex.get("explanation"), EXPLANATION_SHOWN)), listing,
+        ]))
+    total = sum(g["count"] for g in groups)
+    return Part(
+        table("root-cause-table", columns, rows, stack=True) + more(ROOT_CAUSES_SHOWN, len(groups), "smaller groups (all of them are in summary.json)"),
+        f"{len(groups):,} groups of {total:,} failures by (backend, code, op), largest first: one fix usually clears a whole group",
+    )

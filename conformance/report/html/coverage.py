@@ -1,0 +1,65 @@
+"""Pass rates by case family and by op, per backend (heatmaps)."""
+
+from __future__ import annotations
+
+from conformance.report.html.context import Report
+from conformance.report.html.format import esc, heat, pct
+from conformance.report.html.markup import Cell, Column, Part, table
+
+
+def _backend_columns(report: Report) -> list[Column]:
+    return [Column(b, "n", report.backend_name(b)) for b in report.backends]
+
+
+def families(report: Report) -> Part:
+    columns = [Column("family"), Column("cases", "n"), *_backend_columns(report)]
+    rows = []
+    for family, per in (report.summary.get("families") or {}).items():
+        cells: list = [esc(family), f"{len(report.family_members.get(family, ())):,}"]
+        for b in report.backends:
+            c = per.get(b)
+            ran = (c["pass"] + c["fail"]) if c else 0
+            if not ran:
+                cells.append(Cell("–", "muted", attrs=f'title="{c["skip"]} skipped"' if c else ""))
+                continue
+            rate = c["pass"] / ran
+            cells.append(Cell(
+                f'{c["pass"]}/{ran} <small>{pct(rate, 0)}</small>', "heat", sort=rate,
+                attrs=f'{heat(rate).strip()} title="{c["pass"]} pass, {c["fail"]} fail, {c["skip"]} skip"',
+            ))
+        rows.append((f'data-family="{esc(family)}"', cells))
+    return Part(table("family-table", columns, rows, kind="t heatmap", sortable=True), "pass / ran per backend")
+
+
+def ops(report: Report) -> Part:
+    cover = report.summary.get("op_coverage") or {}
+    if not cover:
+        return Part("<p>No op data.</p>")
+    columns = [Column("op", "op"), *_backend_columns(report), Column("passes on", "n")]
+    rows, everywhere, nowhere = [], 0, 0
+    for op, per in cover.items():
+        cells: list = [esc(op)]
+        full = present = 0
+        for b in report.backends:
+            c = per.get(b)
+            if not c or not c.get("cases"):
+                cells.append(Cell("–", "muted", sort=-1))
+                continue
+            present += 1
+            full += c["pass"] == c["cases"]
+            rate = c["pass"] / c["cases"]
+            cells.append(Cell(f'{c["pass"]}/{c["cases"]}', "heat", sort=rate, attrs=heat(rate).strip()))
+        cells.append(Cell(f"{full}/{present}", sort=full / present if present else -1))
+        everywhere += present > 0 and full == present
+        nowhere += present > 0 and not any((per.get(b) or {}).get("pass") for b in report.backends)
+        rows.append(("" if present and full == present else 'class="partial"', cells))
+    filters = (
+        '<div class="filters"><input type="search" id="op-text" placeholder="filter ops…" aria-label="op filter">'
+        '<label><input type="checkbox" id="op-partial"> only ops failing somewhere</label>'
+        '<span id="op-count" class="muted"></span></div>'
+    )
+    return Part(
+        filters + table("op-table", columns, rows, kind="t heatmap", sortable=True, box="owrap"),
+        f"{len(cover):,} ops (overload packets: aten.softmax holds aten.softmax.int): cases using the op that pass / "
+        f"that ran, per backend; {everywhere:,} pass everywhere they ran, {nowhere:,} pass nowhere",
+    )

@@ -1,0 +1,42 @@
+"""The page's sections, in page order: one entry each (anchor id, title, builder); the nav is made from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from conformance.report.html import changes, coverage, matrix, overview, run, stability, timing
+from conformance.report.html.context import Report
+from conformance.report.html.markup import Part
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str  # the anchor: #<id> links to it
+    title: str  # in the nav and as the section's heading
+    build: Callable[[Report], Part]
+
+
+SECTIONS = [
+    Section("overview", "Overview", overview.overview),
+    Section("trend", "Pass rate trend", overview.trend),
+    Section("backends", "Backends", overview.backends),
+    Section("changes", "Changes since the baseline", changes.changes),
+    Section("root-causes", "Root causes", changes.root_causes),
+    Section("families", "Families", coverage.families),
+    Section("matrix", "Matrix", matrix.matrix),
+    Section("ops", "Op coverage", coverage.ops),
+    Section("stages", "Time per stage", timing.stages),
+    Section("slowest", "Slowest pairs", timing.slowest),
+    Section("flipping", "Flipping pairs", stability.flipping),
+]
+LAST = [Section("run", "Run, toolchain, machine", run.run)]
+
+
+def sections_of(report: Report) -> list[Section]:
+    """The sections of this page: the fixed ones, those the backends contributed, then the run's facts."""
+    extras = [
+        Section(f"extra-{i}", str(extra.get("title") or f"section {i + 1}"), run.extra(i))
+        for i, extra in enumerate(report.summary.get("sections") or [])
+    ]
+    return [*SECTIONS, *extras, *LAST]

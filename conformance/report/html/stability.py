@@ -1,0 +1,40 @@
+"""Pairs whose verdict flips from night to night, from the history of the reports beside this one."""
+
+from __future__ import annotations
+
+from conformance.report.html.context import Report
+from conformance.report.html.format import esc
+from conformance.report.html.markup import Cell, Column, Part, case_link, table
+
+FLIPPING_SHOWN = 100
+OUTCOME_WORD = {"p": "pass", "f": "fail", "s": "skip", ".": "not run"}
+
+
+def strip(outcomes: str, reports: list[str]) -> str:
+    """One small square per report, oldest first (the script draws the same in the details panel)."""
+    marks = "".join(
+        f'<i class="h{c if c != "." else "a"}" title="{esc(name)}: {OUTCOME_WORD.get(c, c)}"></i>' for c, name in zip(outcomes, reports)
+    )
+    return f'<span class="hist">{marks}</span>'
+
+
+def flipping(report: Report) -> Part:
+    history = report.history
+    if not history or len(history.reports) < 2:
+        return Part('<p class="muted">No earlier reports in this output directory: no history yet.</p>')
+    flips = [(h.flips(), key, h) for key, h in history.pairs.items() if h.flips() >= 2]
+    flips.sort(key=lambda item: (-item[0], item[1]))
+    columns = [Column("case", "case"), Column("backend"), Column("flips", "n"), Column("outcomes, oldest first"), Column("failing since")]
+    rows = []
+    for n, (case, backend), h in flips[:FLIPPING_SHOWN]:
+        since = h.failing_since()
+        rows.append(("", [
+            Cell(case_link(case, backend), sort=case), Cell(report.backend_name(backend), sort=backend), str(n),
+            Cell(strip(h.outcomes, history.reports), sort=h.outcomes), esc(history.reports[since]) if since is not None else "passes now",
+        ]))
+    body = table("flipping-table", columns, rows, sortable=True) if rows else '<p class="muted">No pair flipped twice or more.</p>'
+    return Part(
+        body,
+        f"pairs that went from pass to fail or back at least twice over the last {len(history.reports)} reports; "
+        "each cell's details panel shows its own history",
+    )

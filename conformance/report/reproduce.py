@@ -1,0 +1,26 @@
+"""How to rerun one (case, backend) pair as the run ran it: the pytest command a report shows."""
+
+from __future__ import annotations
+
+import shlex
+
+
+def pytest_command(case: str, backend: str, settings: dict) -> str:
+    """`pytest --backend=B --case=C` with the run's case sources, suites, seed and backend options.
+
+    `settings` is run.json's "settings": what it does not record, the
+    command leaves at pytest's defaults.
+    """
+    args = ["pytest", f"--backend={backend}", f"--case={case}"]
+    if settings.get("default_cases") is False:
+        args.append("--no-default-cases")
+    args += [f"--cases={path}" for path in settings.get("case_paths") or []]
+    suites = settings.get("suites") or ["default"]
+    if suites != ["default"]:
+        args += [f"--suite={suite}" for suite in suites]
+    if settings.get("seed"):
+        args.append(f"--seed={settings['seed']}")
+    custom_ops = (settings.get("options") or {}).get("custom_ops")
+    if custom_ops:
+        args.append(f"--custom-ops={','.join(custom_ops)}")
+    return shlex.join(args)
