@@ -12,9 +12,7 @@ refers to nothing outside itself. A screenshot is taken too (for a human).
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import tempfile
 from collections import Counter
@@ -27,6 +25,7 @@ from conformance.report import html as report_html
 from conformance.report.diff import changes
 from conformance.report.summary import build_summary
 from conformance.result import Result
+from tests.browser import browser_command, chromium
 
 BACKENDS = ["alpha", "beta", "gamma"]
 PAYLOAD = (
@@ -180,22 +179,6 @@ def parse(text: str) -> Node:
 
 
 # ---------------------------------------------------------------- Chromium
-
-def chromium() -> str | None:
-    for name in filter(None, [os.environ.get("CONFORMANCE_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"]):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
-def browser_command(binary: str, profile: str, *args: str) -> list[str]:
-    return [
-        binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--user-data-dir={profile}", *args,
-    ]
-
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):

@@ -19,18 +19,18 @@ class Section:
 
 SECTIONS = [
     Section("overview", "Overview", overview.overview),
-    Section("trend", "Pass rate trend", overview.trend),
+    Section("trend", "Trend", overview.trend),
     Section("backends", "Backends", overview.backends),
-    Section("changes", "Changes since the baseline", changes.changes),
+    Section("changes", "Changes", changes.changes),
     Section("root-causes", "Root causes", changes.root_causes),
     Section("families", "Families", coverage.families),
     Section("matrix", "Matrix", matrix.matrix),
     Section("ops", "Op coverage", coverage.ops),
-    Section("stages", "Time per stage", timing.stages),
+    Section("stages", "Stage times", timing.stages),
     Section("slowest", "Slowest pairs", timing.slowest),
     Section("flipping", "Flipping pairs", stability.flipping),
 ]
-LAST = [Section("run", "Run, toolchain, machine", run.run)]
+LAST = [Section("run", "Run and machine", run.run)]
 
 
 def sections_of(report: Report) -> list[Section]:
