@@ -14,6 +14,8 @@ import jsonschema
 
 from conformance.nightly.store import ResultsFile
 from conformance.report.build import build_reports
+from conformance.report.history import pair_histories
+from conformance.report.reproduce import pytest_command
 from conformance.report.summary import SCHEMA_PATH
 from conformance.result import Result
 
@@ -90,3 +92,46 @@ def test_op_coverage_groups_overloads_so_backends_compare(tmp_path):
     markdown = (directory / "report.md").read_text()
     assert "| aten.softmax | 1/1     | 1/1      | 0/1    |" in markdown
     assert "aten.softmax.int" not in markdown and "| aten.add " not in markdown
+
+
+def test_a_pairs_history_says_since_when_it_fails_and_how_often_it_flipped(tmp_path):
+    plan = {  # outcome of ("math.add", "tosa") per night, oldest first
+        "2026-10-01": "fail", "2026-10-02": "pass", "2026-10-03": "fail", "2026-10-04": None, "2026-10-05": "skip", "2026-10-06": "fail",
+    }
+    for name, status in plan.items():
+        results = [passing("math.add", "eager")]
+        if status == "fail":
+            results.append(failing("math.add", "tosa", "UNSUPPORTED_OP"))
+        elif status:
+            results.append(Result("math.add", "tosa", status))
+        night(tmp_path, name, results)
+    last = tmp_path / "2026-10-06"
+    results = [passing("math.add", "eager"), failing("math.add", "tosa", "UNSUPPORTED_OP")]
+    histories = pair_histories(last, results)
+    assert histories.reports == list(plan)
+    tosa = histories.pairs[("math.add", "tosa")]
+    assert tosa.outcomes == "fpf.sf"  # not run on the 4th night, skipped on the 5th
+    assert histories.reports[tosa.failing_since()] == "2026-10-03"  # absences and skips do not break a run of failures
+    assert tosa.flips() == 2
+    eager = histories.pairs[("math.add", "eager")]
+    assert (eager.outcomes, eager.failing_since(), eager.flips()) == ("pppppp", None, 0)
+    # bounded: only the last `limit` reports are read, this one included
+    short = pair_histories(last, results, limit=3)
+    assert short.reports == ["2026-10-04", "2026-10-05", "2026-10-06"]
+    assert short.pairs[("math.add", "tosa")].outcomes == ".sf"
+    # a later report in the same directory is not history
+    night(tmp_path, "2026-10-07", results)
+    assert pair_histories(last, results).reports == list(plan)
+
+
+def test_the_reproduce_command_carries_the_runs_case_sources_suites_seed_and_options():
+    assert pytest_command("tanh", "tosa", {}) == "pytest --backend=tosa --case=tanh"
+    assert pytest_command("tanh", "tosa", {"suites": ["default"], "seed": 0, "default_cases": True, "case_paths": []}) == (
+        "pytest --backend=tosa --case=tanh"
+    )
+    settings = {"suites": ["opinfo"], "seed": 3, "default_cases": False, "case_paths": ["my cases/dir"],
+                "options": {"custom_ops": ["aten.gelu", "aten.layer_norm"]}}
+    assert pytest_command("odd id[1]", "tosa-selective", settings) == (
+        "pytest --backend=tosa-selective '--case=odd id[1]' --no-default-cases '--cases=my cases/dir' --suite=opinfo --seed=3 "
+        "--custom-ops=aten.gelu,aten.layer_norm"
+    )
