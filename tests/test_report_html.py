@@ -23,6 +23,7 @@ import pytest
 
 from conformance.report import html as report_html
 from conformance.report.diff import changes
+from conformance.report.html.style import CODE_STYLE
 from conformance.report.summary import build_summary
 from conformance.result import Result
 from tests.browser import browser_command, chromium
@@ -245,7 +246,7 @@ def test_matrix_has_one_cell_per_case_and_backend_coloured_by_outcome(rendered):
     by_code = Counter(r.code for r in results if r.failed)
     legend = {span.text(): span for span in table.parent.parent.find_all("span", cls="lg")}
     for code, n in by_code.items():
-        abbr = report_html.CODE_STYLE[code][0]
+        abbr = CODE_STYLE[code][0]
         klass = (legend[abbr].classes - {"lg"}).pop()
         assert sum(klass in td.classes and td.text() == abbr for td in cells) == n, code
     verdicts = Counter(r.verdict for r in results)

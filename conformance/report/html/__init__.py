@@ -34,7 +34,6 @@ from __future__ import annotations
 from conformance.report.history import PairHistories
 from conformance.report.html.context import Report
 from conformance.report.html.page import render_page
-from conformance.report.html.style import CODE_STYLE  # noqa: F401  (the codes' look, for tests and tools)
 from conformance.result import Result
 
 
