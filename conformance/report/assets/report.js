@@ -14,9 +14,14 @@
   var NIGHT = { p: "pass", f: "fail", s: "skip", ".": "not run" };
   function $(id) { return document.getElementById(id); }
   function str(i) { return i === undefined || i === null ? "" : S[i]; }
-  function has(record, name) { return record[K[name]] !== undefined; }
-  function text(record, name) { return str(record[K[name]]); }
-  function texts(record, name) { return (record[K[name]] || []).map(str); }
+  // A field of a row or a cell by its name (a name data.py does not list is an error, not a silent blank).
+  function get(record, name) {
+    if (!Object.prototype.hasOwnProperty.call(K, name)) throw new Error("report.js: no field named " + name);
+    return record[K[name]];
+  }
+  function has(record, name) { return get(record, name) !== undefined; }
+  function text(record, name) { return str(get(record, name)); }
+  function texts(record, name) { return (get(record, name) || []).map(str); }
 
   var table = $("matrix-table");
   var rows = [], heads = [], byCase = {};
@@ -26,7 +31,7 @@
       if (all[k].classList.contains("fh")) heads.push(all[k]); else rows.push(all[k]);
     }
   }
-  D.rows.forEach(function (r, i) { byCase[r[K.case]] = i; });
+  D.rows.forEach(function (r, i) { byCase[get(r, "case")] = i; });
 
   function statusOf(td) {
     for (var k = 0; k < STATUS.length; k++) if (td.classList.contains(STATUS[k][0])) return STATUS[k][1];
@@ -55,11 +60,12 @@
     if (has(c, "stage")) out.push(["stage", text(c, "stage")]);
     if (has(c, "op")) out.push(["op", text(c, "op")]);
     if (has(c, "explanation")) out.push(["explanation", text(c, "explanation"), "pre"]);
-    if (has(c, "change")) out.push(["since baseline", NEW[c[K.change]] + (has(c, "was") ? " (was " + text(c, "was") + ")" : "")]);
+    if (has(c, "change")) out.push(["since baseline", NEW[get(c, "change")] + (has(c, "was") ? " (was " + text(c, "was") + ")" : "")]);
     if (has(c, "history")) {
-      var since = c[K.failing_since], flips = c[K.flips] || 0, n = text(c, "history").length;
+      var since = get(c, "failing_since"), flips = get(c, "flips") || 0, n = text(c, "history").length;
       var said = flips + " flip" + (flips === 1 ? "" : "s") + " in " + n + " report" + (n === 1 ? "" : "s");
       if (since !== undefined) said = (since === 0 && n > 1 ? "failing at least since " : "failing since ") + REPORTS[since] + "; " + said;
+      if (n < 2) said = "no earlier report in this output directory";
       out.push(["history", said, "history", text(c, "history")]);
     }
     if (has(c, "reproduce")) out.push(["reproduce", text(c, "reproduce"), "command"]);
@@ -67,7 +73,7 @@
     if (has(c, "details")) out.push(["diagnostics", text(c, "details"), "diagnostics"]);
     if (has(c, "timings")) {
       var total = 0, parts = [];
-      c[K.timings].forEach(function (secs, k) { if (secs) { total += secs; parts.push(STAGES[k] + " " + seconds(secs)); } });
+      get(c, "timings").forEach(function (secs, k) { if (secs) { total += secs; parts.push(STAGES[k] + " " + seconds(secs)); } });
       out.push(["time", seconds(total) + " s (" + parts.join(", ") + ")"]);
     }
     if (has(c, "exported_ops")) out.push(["exported ops", texts(c, "exported_ops").join(", ")]);
@@ -86,7 +92,7 @@
       if (!td || td.title) return;
       var pos = position(td);
       if (!pos) return;
-      var lines = [D.rows[pos[0]][K.case] + " \u00b7 " + B[pos[1]]];
+      var lines = [get(D.rows[pos[0]], "case") + " \u00b7 " + B[pos[1]]];
       facts(pos[0], pos[1]).slice(1).forEach(function (f) {
         if (TOOLTIP[f[0]]) {
           var v = f[1].length > 700 ? f[1].slice(0, 699) + "\u2026" : f[1];
@@ -142,7 +148,7 @@
     if (selected) selected.classList.remove("sel");
     selected = td;
     td.classList.add("sel");
-    $("panel-title").textContent = D.rows[i][K.case];
+    $("panel-title").textContent = get(D.rows[i], "case");
     var body = $("panel-body");
     while (body.firstChild) body.removeChild(body.firstChild);
     facts(i, j).forEach(function (f) {
@@ -154,9 +160,9 @@
       body.appendChild(dd);
     });
     panel.hidden = false;
-    panel.dataset.case = D.rows[i][K.case];
+    panel.dataset.case = get(D.rows[i], "case");
     panel.dataset.backend = B[j];
-    var hash = "#cell=" + encodeURIComponent(D.rows[i][K.case]) + "|" + encodeURIComponent(B[j]);
+    var hash = "#cell=" + encodeURIComponent(get(D.rows[i], "case")) + "|" + encodeURIComponent(B[j]);
     if (location.hash !== hash) {
       try { history.replaceState(null, "", hash); } catch (e) { /* file: URLs in some browsers */ }
     }
@@ -182,7 +188,7 @@
   function rowText(i) {
     if (!rowTexts) {
       rowTexts = D.rows.map(function (row, r) {
-        var bits = [row[K.case], text(row, "kind"), D.families[+rows[r].dataset.f]].concat(texts(row, "ops"), texts(row, "tags"));
+        var bits = [get(row, "case"), text(row, "kind"), D.families[+rows[r].dataset.f]].concat(texts(row, "ops"), texts(row, "tags"));
         for (var j = 0; j < NB; j++) {
           var c = D.cells[r * NB + j];
           if (c) bits.push(text(c, "code"), text(c, "op"), text(c, "stage"), text(c, "explanation"), text(c, "verdict"));
