@@ -361,3 +361,15 @@ def test_renders_without_baseline_history_or_case_snapshot():
     assert "No baseline" in page and 'id="trend"' in page and page.rstrip().endswith("</html>")
     empty = build_summary([], RUN, {}, changes([], None, None), [])
     assert "<table" in report_html.render(empty, [], {})
+
+
+def test_the_script_reads_only_fields_the_blob_names():
+    """Field names live in html/data.py; the script must not spell one the blob lacks (it would read blanks)."""
+    from conformance.report.html.data import KEYS
+    from conformance.report.html.page import ASSETS
+
+    script = (ASSETS / "report.js").read_text()
+    used = set(re.findall(r"""\b(?:get|has|text|texts)\([^,()]+(?:\([^()]*\))?,\s*"(\w+)"\)""", script))
+    assert {"case", "code", "explanation", "details", "reproduce", "history", "timings"} <= used
+    assert used <= set(KEYS), used - set(KEYS)
+    assert len(set(KEYS.values())) == len(KEYS)  # no two fields share a key
