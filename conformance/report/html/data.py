@@ -14,10 +14,11 @@ from conformance.report.html.context import Report
 from conformance.report.html.format import clip as clip_end
 from conformance.report.html.style import ordered_stages
 from conformance.report.reproduce import pytest_command
-from conformance.result import clip
 
 EXPLANATION_EMBEDDED = 4000  # characters of an explanation kept in the blob
-DETAILS_EMBEDDED = 3000  # characters of a failure's diagnostics kept (its start and its end; all of them are in results.jsonl)
+# Characters of a failure's diagnostics kept: their start, where the classifier read the first error. A full
+# nightly has thousands of failures, each with up to 20,000 characters; all of them are in results.jsonl.
+DETAILS_EMBEDDED = 1500
 
 CELL_FIELDS = (
     "code",  # failure code (string)
@@ -39,6 +40,12 @@ CELL_FIELDS = (
 ROW_FIELDS = ("case", "kind", "ops", "tags")  # a matrix row's case: id, kind, declared ops, tags (strings)
 KEYS = {name: format(i, "x") for i, name in enumerate(CELL_FIELDS)} | {name: "r" + str(i) for i, name in enumerate(ROW_FIELDS)}
 STRING_FIELDS = {"kind", "code", "stage", "op", "verdict", "explanation", "details", "reproduce", "bundle", "was", "history"}
+
+
+def _head(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n... [{len(text) - limit:,} more characters: results.jsonl has them all, as has a bundle's details.txt]"
 
 
 class Strings:
@@ -83,7 +90,7 @@ def _cell(report: Report, strings: Strings, case: str, backend: str, stage_pos: 
         "explanation": clip_end(r.explanation, EXPLANATION_EMBEDDED) if r.explanation else None,
     }
     if r.failed:
-        fields["details"] = clip(r.details, DETAILS_EMBEDDED) if r.details else None
+        fields["details"] = _head(r.details, DETAILS_EMBEDDED) if r.details else None
         fields["reproduce"] = pytest_command(case, backend, report.settings)
         fields["bundle"] = f"{r.artifacts.rstrip('/')}/reproduce.sh" if r.artifacts else None
     if r.timings:
