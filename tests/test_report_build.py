@@ -135,3 +135,5 @@ def test_the_reproduce_command_carries_the_runs_case_sources_suites_seed_and_opt
         "pytest --backend=tosa-selective '--case=odd id[1]' --no-default-cases '--cases=my cases/dir' --suite=opinfo --seed=3 "
         "--custom-ops=aten.gelu,aten.layer_norm"
     )
+    # an expected failure would pass quietly as XFAIL: the command turns the xfail sets off
+    assert pytest_command("tanh", "tosa", {}, xfailed=True) == "pytest --backend=tosa --case=tanh --no-xfail"

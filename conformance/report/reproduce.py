@@ -5,11 +5,12 @@ from __future__ import annotations
 import shlex
 
 
-def pytest_command(case: str, backend: str, settings: dict) -> str:
+def pytest_command(case: str, backend: str, settings: dict, xfailed: bool = False) -> str:
     """`pytest --backend=B --case=C` with the run's case sources, suites, seed and backend options.
 
     `settings` is run.json's "settings": what it does not record, the
-    command leaves at pytest's defaults.
+    command leaves at pytest's defaults. A pair its xfail set expects to
+    fail (xfailed) gets --no-xfail, or pytest would pass it quietly as XFAIL.
     """
     args = ["pytest", f"--backend={backend}", f"--case={case}"]
     if settings.get("default_cases") is False:
@@ -23,4 +24,6 @@ def pytest_command(case: str, backend: str, settings: dict) -> str:
     custom_ops = (settings.get("options") or {}).get("custom_ops")
     if custom_ops:
         args.append(f"--custom-ops={','.join(custom_ops)}")
+    if xfailed:
+        args.append("--no-xfail")
     return shlex.join(args)
