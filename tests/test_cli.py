@@ -139,3 +139,9 @@ def test_a_backend_that_raises_on_import_is_named_with_the_users_traceback(tmp_p
     assert out.returncode == 2
     assert f"importing {broken} failed" in out.stderr and f'File "{broken}", line 1, in <module>' in out.stderr
     assert "ValueError: no such device" in out.stderr and "importlib" not in out.stderr
+
+
+def test_merge_checks_its_baseline_before_writing_anything(tmp_path):
+    out = cli("merge", str(tmp_path / "a"), "-o", str(tmp_path / "merged"), "--baseline", str(tmp_path / "nope"))
+    assert out.returncode == 2 and "argument --baseline" in out.stderr and "not a report directory" in out.stderr
+    assert not (tmp_path / "merged").exists()
