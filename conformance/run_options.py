@@ -247,7 +247,7 @@ KEYWORD = Option(
 TAG = Option(("--tag",), "only cases with this tag (repeatable)", action="append", default=[])
 SKIP_TAG = Option(("--skip-tag",), "leave out cases with this tag (repeatable)", action="append", default=[])
 
-SEED = Option(("--seed",), "seed mixed into every case's inputs (default 0)", type=int, default=0, setting="seed")
+SEED = Option(("--seed",), "seed mixed into every case's inputs (default 0)", type=int, default=0, metavar="N", setting="seed")
 CASE_TIMEOUT = Option(
     ("--case-timeout",),
     f"a stage silent for this long is killed and reported as TIMEOUT (default {defaults.DEFAULT_CASE_TIMEOUT:g}; "
@@ -268,7 +268,7 @@ MEMORY_LIMIT = Option(
 )
 BATCH_SIZE = Option(
     ("--batch-size",),
-    f"op cases compiled together in one module by batching backends (default {defaults.DEFAULT_BATCH})",
+    f"op cases compiled together in one module by batching backends (default {defaults.DEFAULT_BATCH}; at least 1)",
     type=at_least_one,
     default=defaults.DEFAULT_BATCH,
     metavar="N",
