@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tabulate import tabulate  # noqa: E402
 
+from conformance import run_options  # noqa: E402
 from conformance.backends import loader  # noqa: E402
 from conformance.cases.registry import Registry, discover  # noqa: E402
 from conformance.execution.settings import Settings  # noqa: E402
@@ -80,7 +81,7 @@ def main() -> int:
     parser.add_argument("--skip-matrix", action="store_true")
     args = parser.parse_args()
 
-    backends = loader.parse_backend_option(args.backend) or loader.matrix_names()
+    backends = run_options.parse_backends(args.backend) or loader.matrix_names()
     cases = [c for c in Registry.load(discover()) if args.kind == "all" or c.kind == args.kind]
     if args.sample and len(cases) > args.sample:
         step = len(cases) / args.sample

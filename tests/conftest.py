@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
+PROJECT = HERE.parent
 FIXTURES = HERE / "fixtures"
 FAKE_BACKENDS = HERE / "fake_backends.py"
 
@@ -44,7 +45,7 @@ def run_registry(tmp_path):
         junit = tmp_path / f"junit-{len(list(tmp_path.glob('junit-*')))}.xml"
         command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--junitxml={junit}", *args]
         if cases:
-            command += ["--cases", str(FIXTURES / cases)]
+            command.append(f"--cases={FIXTURES / cases}")
         if not default_cases:
             command.append("--no-default-cases")
         proc = subprocess.run(
@@ -53,3 +54,28 @@ def run_registry(tmp_path):
         return Run(proc, junit)
 
     return run
+
+
+def writable(directory: Path) -> bool:
+    try:
+        (directory / "probe").touch()
+    except OSError:
+        return False
+    (directory / "probe").unlink()
+    return True
+
+
+@pytest.fixture
+def read_only_dir(tmp_path):
+    """A directory no one may write in. Root ignores permission bits, so as root it is made immutable."""
+    path = tmp_path / "read-only"
+    path.mkdir()
+    path.chmod(0o555)
+    immutable = os.geteuid() == 0 and subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode == 0
+    if writable(path):
+        path.chmod(0o755)
+        pytest.skip("cannot make a read-only directory here: root, and `chattr +i` failed")
+    yield path
+    if immutable:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+    path.chmod(0o755)

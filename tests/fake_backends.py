@@ -14,6 +14,7 @@ import time
 import torch
 
 from conformance.backends.protocol import Backend, batched
+from conformance.run_options import Option, comma_list
 from conformance.backends.protocol import shared
 from conformance.toolchain.mlir import PipelineError, run_pipeline
 from conformance.toolchain.torch_mlir import CONTRACT_PIPELINE, TorchMlirBackend, check_result_types
@@ -233,3 +234,21 @@ class MutationLeading(Backend):
 
 
 MUTATION_LEADING = MutationLeading()
+
+
+FLAVOURS = Option(("--fake-flavours",), "flavours the optioned backend records", type=comma_list, default=("plain",), metavar="A[,B]")
+
+
+class Optioned(Backend):
+    """Eager, recording the value of its own option (--fake-flavours) in each Result's extras."""
+
+    name = "optioned"
+    stages = ("run",)
+    options = (FLAVOURS,)
+
+    def run(self, _, inputs, case_run):
+        case_run.extras["flavours"] = list(case_run.options.get(FLAVOURS.dest) or FLAVOURS.default)
+        return case_run.module(*inputs)
+
+
+OPTIONED = Optioned()

@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conformance.result import Result
 from tests.conftest import FIXTURES
 
@@ -66,3 +68,80 @@ def test_an_unknown_backend_is_named_with_the_known_ones(tmp_path):
     out = cli("nightly", "--backend", "nope", "--output-dir", str(tmp_path))
     assert out.returncode == 2
     assert "unknown backend 'nope'; known backends:" in out.stderr and "tosa" in out.stderr
+
+
+# -- options: checked before anything runs, each error on one line --
+
+
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        ("--case-timeout", "0", "argument --case-timeout: must be more than 0 and at most 86400 seconds (a day), got 0"),
+        ("--case-timeout", "-1", "argument --case-timeout: must be more than 0"),
+        ("-j", "0", "argument -j/--workers: must be at least 1, got 0"),
+        ("--batch-size", "0", "argument --batch-size: must be at least 1, got 0"),
+        ("--memory-limit", "-5", "argument --memory-limit: -5 MB is less than a case process needs"),
+        ("--memory-limit", "99999999", "more than this machine's memory"),
+        ("--shard", "3/2", "argument --shard: I must be between 1 and N"),
+        ("--xfail-dir", "/no/such/dir", "argument --xfail-dir: /no/such/dir: no such directory"),
+        ("--baseline", "/no/such/report", "argument --baseline: /no/such/report: not a report directory (no results.jsonl there)"),
+    ],
+)
+def test_nightly_refuses_a_bad_option_on_one_line_before_making_anything(tmp_path, option, value, message):
+    out = cli("nightly", "--output-dir", str(tmp_path / "reports"), option, value)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and message in out.stderr, out.stderr
+    assert not (tmp_path / "reports").exists()
+
+
+def test_nightly_with_a_selection_matching_nothing_says_so_and_makes_nothing(tmp_path):
+    out = cli("nightly", "--no-default-cases", "--cases", str(FIXTURES / "cases"), "-k", "no_such_case", "--output-dir", str(tmp_path / "reports"))
+    assert out.returncode == 2
+    assert "conformance: error: no case matches -k 'no_such_case' (5 cases in the registry); nothing was run" in out.stderr
+    assert not (tmp_path / "reports").exists()
+
+
+def test_an_unwritable_report_directory_is_refused_before_the_run(tmp_path, read_only_dir):
+    out = cli("nightly", "--output-dir", str(read_only_dir / "reports"))
+    assert out.returncode == 2
+    assert f"argument --output-dir: {read_only_dir / 'reports'}: cannot write in {read_only_dir}" in out.stderr
+    (tmp_path / "file").write_text("")
+    out = cli("nightly", "--artifacts", str(tmp_path / "file" / "bundles"))
+    assert out.returncode == 2 and f"argument --artifacts: {tmp_path / 'file' / 'bundles'}: {tmp_path / 'file'} is not a directory" in out.stderr
+
+
+def test_xfail_check_of_a_missing_directory_is_an_error():
+    out = cli("xfail", "check", "--xfail-dir", "/no/such/dir")
+    assert out.returncode == 2 and "argument --xfail-dir: /no/such/dir: no such directory" in out.stderr
+
+
+def test_a_suite_is_added_to_the_default_one(tmp_path):
+    (tmp_path / "usual.py").write_text("import torch\nfrom conformance import T, op\nCASES = [op('relu.usual', torch.relu, T(2))]\n")
+    (tmp_path / "extra.py").write_text("import torch\nfrom conformance import T, op\nSUITE = 'extra'\nCASES = [op('relu.extra', torch.relu, T(2))]\n")
+    listed = cli("list", "--json", "--no-default-cases", "--cases", str(tmp_path), "--suite", "extra")
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(c["id"] for c in json.loads(listed.stdout)) == ["relu.extra", "relu.usual"]
+
+
+def test_list_into_a_pipe_closed_early_ends_quietly():
+    proc = subprocess.Popen([sys.executable, "-m", "conformance.cli.main", "list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()  # as `| head -1` does
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 1
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+
+
+def test_a_backend_that_raises_on_import_is_named_with_the_users_traceback(tmp_path):
+    broken = tmp_path / "broken_backend.py"
+    broken.write_text("raise ValueError('no such device')\n")
+    out = cli("nightly", "--backend", f"{broken}:BACKEND", "--output-dir", str(tmp_path / "reports"))
+    assert out.returncode == 2
+    assert f"importing {broken} failed" in out.stderr and f'File "{broken}", line 1, in <module>' in out.stderr
+    assert "ValueError: no such device" in out.stderr and "importlib" not in out.stderr
+
+
+def test_merge_checks_its_baseline_before_writing_anything(tmp_path):
+    out = cli("merge", str(tmp_path / "a"), "-o", str(tmp_path / "merged"), "--baseline", str(tmp_path / "nope"))
+    assert out.returncode == 2 and "argument --baseline" in out.stderr and "not a report directory" in out.stderr
+    assert not (tmp_path / "merged").exists()

@@ -122,3 +122,11 @@ def test_a_case_that_passed_in_the_baseline_and_fails_now_is_a_nonzero_exit(tmp_
     summary = json.loads((report_dir(tmp_path) / "summary.json").read_text())
     assert [(c["case"], c["code"]) for c in summary["changes"]["newly_failing"]] == [("double", "NUMERIC_MISMATCH")]
     assert [h["pass_rate"]["scripted"] for h in summary["history"]] == [1.0, 0.8]
+
+
+def test_a_backends_own_option_reaches_it_from_the_command_line(tmp_path):
+    proc = nightly("--backend", fake("OPTIONED"), "--fake-flavours", "sour", "-k", "tanh", "--output-dir", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert results_of(report_dir(tmp_path))[("tanh", "optioned")]["extras"]["flavours"] == ["sour"]
+    refused = nightly("--backend", "eager", "--fake-flavours", "sour", "--output-dir", str(tmp_path / "other"))
+    assert refused.returncode == 2 and "unrecognized arguments: --fake-flavours sour" in refused.stderr

@@ -1,5 +1,6 @@
 """The case registry: discovery, stable ids, duplicate ids, selection, malformed cases."""
 
+import re
 import subprocess
 import sys
 
@@ -8,6 +9,7 @@ import torch
 
 from conformance.cases import registry as reg
 from conformance.cases.inputs import make_inputs, make_module
+from conformance.cases.keyword import KeywordError, compile_keyword
 from conformance.cases.spec import Case, CaseError, Dyn, T, op
 from tests.conftest import FIXTURES
 
@@ -69,6 +71,29 @@ def test_selection_by_keyword_and_by_tag():
     assert [c.id for c in registry.select(keyword="binary and not dynamic")] == ["add.broadcast"]
     assert [c.id for c in registry.select(tags=["binary"])] == ["add.broadcast", "mul.dynamic"]
     assert [c.id for c in registry.select(tags=["binary"], skip_tags=["dynamic"])] == ["add.broadcast"]
+
+
+@pytest.mark.parametrize(
+    "expression, true_names, expected",
+    [
+        ("a or b and not c", {"a", "c"}, True),  # `and` binds tighter than `or`
+        ("(a or b) and not c", {"a", "c"}, False),
+        ("not not a", {"a"}, True),
+        ("add.broadcast and not x[1]", {"add.broadcast"}, True),
+        ("a-b or f16/x", {"f16/x"}, True),
+    ],
+)
+def test_keyword_expressions_follow_pytests_grammar(expression, true_names, expected):
+    assert compile_keyword(expression)(lambda name: name in true_names) is expected
+
+
+@pytest.mark.parametrize(
+    "expression, message",
+    [("tanh and", "ends where a name or '(' was expected"), ("(tanh", "'(' without its ')'"), ("tanh !x", "unexpected '!' at column 6")],
+)
+def test_a_malformed_keyword_expression_says_where(expression, message):
+    with pytest.raises(KeywordError, match=re.escape(message)):
+        compile_keyword(expression)
 
 
 def test_suites_other_than_default_load_only_when_asked(tmp_path):

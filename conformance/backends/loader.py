@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
+import traceback
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -27,6 +29,28 @@ broken_files: dict[str, str] = {}  # backend files that failed to import, with t
 
 class BackendError(Exception):
     """A backend spec cannot be resolved; the message lists what is known."""
+
+
+# Frames of the import machinery and of this package, above the user's code in a traceback.
+_MACHINERY = (str(Path(importlib.__file__).parent) + os.sep, str(Path(__file__).resolve().parent.parent) + os.sep, "<frozen ")
+
+
+def their_traceback(error: BaseException) -> str:
+    """`error`'s traceback from the first frame of the user's code on (their file, what it called)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    first = next((i for i, frame in enumerate(frames) if not frame.filename.startswith(_MACHINERY)), len(frames))
+    lines = traceback.format_list(frames[first:]) + traceback.format_exception_only(error)
+    return "Traceback (most recent call last):\n" + "".join(lines).rstrip()
+
+
+def _load(what: str, load):
+    """`load()`, or BackendError naming `what` with the user's traceback."""
+    try:
+        return load()
+    except BackendError:
+        raise
+    except Exception as e:
+        raise BackendError(f"{what} failed:\n{their_traceback(e)}") from e
 
 
 def _instantiate(obj: object, origin: str) -> Backend:
@@ -57,7 +81,7 @@ def shipped(directory: Path = content.DEFAULT_BACKENDS_DIR) -> dict[str, Backend
         try:
             module = content.import_file(directory, path)
         except Exception as e:
-            broken_files[str(path)] = f"{type(e).__name__}: {e}"
+            broken_files[str(path)] = their_traceback(e)
             continue
         objs = getattr(module, "BACKENDS", None) or [getattr(module, "BACKEND", None)]
         for obj in objs:
@@ -88,37 +112,34 @@ def resolve(spec: str) -> Backend:
     """The Backend for a `--backend` value; BackendError says what is known."""
     if ":" in spec:
         target, _, attr = spec.rpartition(":")
-        try:
-            if target.endswith(".py"):
-                path = Path(target).resolve()
-                module = content.import_file(path.parent, path)
-            else:
-                module = importlib.import_module(target)
-        except Exception as e:
-            raise BackendError(f"cannot import {target!r} for backend {spec!r}: {type(e).__name__}: {e}") from e
+        module = _load(f"backend {spec!r}: importing {target}", lambda: _import(target, spec))
         try:
             obj = getattr(module, attr)
         except AttributeError:
             raise BackendError(f"{target!r} has no attribute {attr!r} (backend {spec!r})") from None
-        return _instantiate(obj, spec)
+        return _load(f"backend {spec!r}: making the backend", lambda: _instantiate(obj, spec))
     if spec in shipped():
         return shipped()[spec]
     eps = _entry_points()
     if spec in eps:
-        return _instantiate(eps[spec].load(), f"entry point {spec!r}")
-    broken = "".join(f"; {path} failed to load ({error})" for path, error in broken_files.items())
+        origin = f"entry point {spec!r} ({eps[spec].value})"
+        return _load(f"loading {origin}", lambda: _instantiate(eps[spec].load(), origin))
+    broken = "".join(f"\n{path} failed to load:\n{error}" for path, error in broken_files.items())
     raise BackendError(
         f"unknown backend {spec!r}; known backends: {', '.join(known_names()) or '(none)'}; "
         f"or give module:NAME to load one from any importable module{broken}"
     )
 
 
-def parse_backend_option(values: list[str] | None) -> list[str]:
-    """`--backend a,b --backend c` -> ["a", "b", "c"], order kept, duplicates dropped."""
-    specs: list[str] = []
-    for value in values or []:
-        for spec in value.split(","):
-            spec = spec.strip()
-            if spec and spec not in specs:
-                specs.append(spec)
-    return specs
+def _import(target: str, spec: str):
+    if target.endswith(".py"):
+        path = Path(target).resolve()
+        if not path.is_file():
+            raise BackendError(f"backend {spec!r}: no such file {target}")
+        return content.import_file(path.parent, path)
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as e:
+        if e.name and (target == e.name or target.startswith(e.name + ".")):  # the module itself, not one it imports
+            raise BackendError(f"backend {spec!r}: no module named {e.name!r}") from None
+        raise

@@ -135,6 +135,10 @@ class Backend:
     # False for self-check backends (eager-noisy): nightly runs and the
     # shipped xfail sets leave them out.
     in_matrix: bool = True
+    # Command-line options of this backend's own (conformance.run_options.Option):
+    # added when it is named with --backend; their values reach its stages in
+    # `case_run.options`, under each option's `dest`, when the user gives them.
+    options: tuple = ()
 
     def not_applicable(self, case: Case) -> str | None:
         """The reason `case` does not apply to this backend (a SKIP), or None."""

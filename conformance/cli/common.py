@@ -1,40 +1,56 @@
-"""Options shared by commands that run or select cases, and what they build."""
+"""What the commands that run or select cases share: option groups, backends, selection, errors.
+
+The options themselves are declared once, in conformance.run_options.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from conformance.execution.settings import Settings
+from conformance import run_options
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage error on one line (and exit status 2)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def add_group(parser: argparse.ArgumentParser, title: str, options) -> None:
+    group = parser.add_argument_group(title)
+    for option in options:
+        option.add_to(group)
 
 
 def add_case_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("cases")
-    group.add_argument("--cases", action="append", default=[], metavar="DIR|MODULE", help="add cases from a directory or module")
-    group.add_argument("--no-default-cases", action="store_true", help="leave out the project's cases/ directory")
-    group.add_argument("--suite", action="append", metavar="NAME", help="suites to include (default: default; also: opinfo)")
-    group.add_argument("-k", dest="keyword", metavar="EXPRESSION", help="pytest-style -k expression over case ids and tags")
-    group.add_argument("--tag", action="append", default=[], help="only cases with this tag (repeatable)")
-    group.add_argument("--skip-tag", action="append", default=[], help="leave out cases with this tag (repeatable)")
+    add_group(parser, "cases", run_options.CASE_SELECTION)
 
 
-def settings_from_args(args: argparse.Namespace, **extra) -> Settings:
-    return Settings(
-        case_paths=list(args.cases),
-        default_cases=not args.no_default_cases,
-        suites=args.suite or ["default"],
-        **extra,
-    )
+def resolve_backends(specs: list[str]) -> list:
+    from conformance.backends import loader
+
+    try:
+        return [loader.resolve(spec) for spec in specs]
+    except loader.BackendError as e:
+        fail(str(e))
 
 
-def select_cases(args: argparse.Namespace, settings: Settings):
+def select_cases(args: argparse.Namespace, settings, *, required: bool = False):
+    """(the registry, the selected cases); with `required`, selecting nothing is an error."""
+    from conformance.cases.keyword import KeywordError
     from conformance.cases.registry import Registry, RegistryError
 
     try:
         registry = Registry.load(settings.case_sources(), settings.suites)
-    except RegistryError as e:
+        cases = registry.select(keyword=args.keyword, tags=args.tag, skip_tags=args.skip_tag)
+    except (RegistryError, KeywordError) as e:
         fail(str(e))
-    return registry, registry.select(keyword=args.keyword, tags=args.tag, skip_tags=args.skip_tag)
+    if required and not cases:
+        words = [f"-k {args.keyword!r}"] * bool(args.keyword) + [f"--tag {t}" for t in args.tag] + [f"--skip-tag {t}" for t in args.skip_tag]
+        fail(f"no case matches {' '.join(words) or 'the selection'} ({len(registry)} cases in the registry); nothing was run")
+    return registry, cases
 
 
 def fail(message: str) -> None:

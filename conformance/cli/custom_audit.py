@@ -12,26 +12,33 @@ from __future__ import annotations
 import json
 import os
 
-from conformance.cli.common import add_case_arguments, fail, select_cases, settings_from_args
+from conformance import run_options as ro
+from conformance.cli.common import add_case_arguments, fail, resolve_backends, select_cases
 
 NAME = "custom-audit"
 HELP = "tabulate which ops convert to tosa.custom (contract v1) and explain each kind that does not"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--results", metavar="FILE|DIR", help="audit these Results (results.jsonl) instead of running cases")
-    parser.add_argument("--backend", default="tosa-custom", help="the backend to run or to read (default: tosa-custom)")
+    ro.RESULTS.add_to(parser, help="audit these Results (a results.jsonl or a report directory) instead of running cases")
     parser.add_argument(
-        "--custom-ops", metavar="OP[,OP...]", help="ops for the selective backend (tosa-selective), as pytest's --custom-ops"
+        "--backend",
+        default="tosa-custom",
+        help="the backend to run or to read (default: tosa-custom); its own options are accepted too, "
+        "e.g. --custom-ops of tosa-selective",
     )
     add_case_arguments(parser)
     run = parser.add_argument_group("run")
-    run.add_argument("-j", "--workers", type=int, default=min(2, os.cpu_count() or 1), help="parallel lanes (default 2)")
-    run.add_argument("--case-timeout", type=float, default=300.0, help="seconds of silence before TIMEOUT")
-    run.add_argument("--write-results", metavar="FILE", help="also write the run's Results to this results.jsonl")
+    ro.WORKERS.add_to(run, default=min(2, os.cpu_count() or 1), help="parallel lanes (default 2)")
+    ro.CASE_TIMEOUT.add_to(run)
+    run.add_argument("--write-results", type=ro.writable_file, metavar="FILE", help="also write the run's Results to this results.jsonl")
     out = parser.add_argument_group("output")
     out.add_argument("--top", type=int, default=0, help="show only the N most frequent ops (default: all)")
     out.add_argument("--json", action="store_true", help="print the audit as JSON")
+
+
+def backend_specs(args) -> list[str]:
+    return [args.backend]
 
 
 def run(args) -> int:
@@ -53,9 +60,7 @@ def _read(args) -> list:
 
     from conformance.nightly.store import latest, read_results
 
-    path = Path(args.results)
-    if not path.exists():
-        fail(f"--results {path}: no such file or directory")
+    path = Path(args.results)  # it exists: checked while parsing
     try:
         return latest(read_results(path))
     except (OSError, ValueError, TypeError) as e:
@@ -65,19 +70,12 @@ def _read(args) -> list:
 def _run(args) -> list:
     import sys
 
-    from conformance.backends import loader
     from conformance.execution.planning import plan_jobs
     from conformance.nightly.runner import run_jobs
 
-    try:
-        backend = loader.resolve(args.backend)
-    except loader.BackendError as e:
-        fail(str(e))
-    options = {"custom_ops": [o.strip() for o in args.custom_ops.split(",") if o.strip()]} if args.custom_ops else {}
-    settings = settings_from_args(args, backends=[args.backend], case_timeout=args.case_timeout, options=options)
-    _, cases = select_cases(args, settings)
-    if not cases:
-        fail("no case selected")
+    (backend,) = resolve_backends([args.backend])
+    settings = ro.settings_from(args, [args.backend], args.backend_options)
+    _, cases = select_cases(args, settings, required=True)
     pairs = [(c.id, backend.name) for c in cases]
     heavy = {c.id for c in cases if c.kind == "model"}
     jobs = plan_jobs(pairs, settings.batch_size, heavy)

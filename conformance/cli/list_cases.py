@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from conformance.cli.common import add_case_arguments, select_cases, settings_from_args
+from conformance import run_options
+from conformance.cli.common import add_case_arguments, select_cases
 
 NAME = "list"
 HELP = "list the registered cases with their tags, and counts per family"
@@ -19,7 +20,7 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from tabulate import tabulate
 
-    _, cases = select_cases(args, settings_from_args(args))
+    _, cases = select_cases(args, run_options.settings_from(args))
     if args.json:
         print(json.dumps([describe(c) for c in cases], indent=1, sort_keys=True))
         return 0

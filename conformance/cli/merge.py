@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from conformance import run_options
 from conformance.cli.common import fail
 
 NAME = "merge"
@@ -14,7 +15,7 @@ HELP = "combine the report directories of shards (--shard I/N) into one report, 
 def add_arguments(parser) -> None:
     parser.add_argument("directories", nargs="+", metavar="DIR", help="report directories of the shards")
     parser.add_argument("-o", "--output", help="the merged report directory (default: <output-dir>/<first>-merged)")
-    parser.add_argument("--baseline", metavar="DIR|none", help="report to compare with (default: none)")
+    run_options.BASELINE.add_to(parser, help="report to compare with (default: none)")
 
 
 def merge_runs(runs: list[dict]) -> dict:

@@ -10,82 +10,48 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import signal
 import sys
 import time
 from pathlib import Path
 
-from conformance.cli.common import add_case_arguments, fail, select_cases, settings_from_args
+from conformance import run_options as ro
+from conformance.cli.common import add_case_arguments, add_group, fail, resolve_backends, select_cases
 
 NAME = "nightly"
 HELP = "run every shipped backend over the registry and write JSON, Markdown and HTML reports"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--backend", action="append", metavar="NAME[,NAME...]", help="backends to run (default: every shipped backend)")
+    ro.BACKEND.add_to(parser, help="backends to run (comma-separated, repeatable; default: every shipped backend)")
     add_case_arguments(parser)
-    run = parser.add_argument_group("run")
-    run.add_argument("-j", "--workers", type=int, default=os.cpu_count() or 1, help="parallel lanes, each a supervised process (default: CPU count)")
-    run.add_argument("--output-dir", default="reports", help="where report directories are created (default: reports/)")
-    run.add_argument("--baseline", metavar="DIR|none", help="report to compare with (default: the latest one in --output-dir)")
-    run.add_argument("--resume", metavar="DIR", help="finish the interrupted run in DIR, skipping what it already has")
-    run.add_argument("--shard", metavar="I/N", help="run only shard I of N (cases split by a hash of their id); combine with `conformance merge`")
+    add_group(parser, "run", (ro.WORKERS, ro.OUTPUT_DIR, ro.BASELINE, ro.RESUME, ro.SHARD))
     add_execution_arguments(parser)
 
 
 def add_execution_arguments(parser) -> None:
-    from conformance.execution import settings as defaults
+    add_group(parser, "execution", ro.EXECUTION)
 
-    group = parser.add_argument_group("execution")
-    group.add_argument("--seed", type=int, default=0, help="seed mixed into every case's inputs")
-    group.add_argument("--case-timeout", type=float, default=defaults.DEFAULT_CASE_TIMEOUT, help="seconds of silence before TIMEOUT")
-    group.add_argument("--batch-size", type=int, default=defaults.DEFAULT_BATCH, help="op cases compiled together")
-    group.add_argument("--memory-limit", type=int, default=defaults.DEFAULT_MEMORY_KILL_MB, metavar="MB",
-                       help="a case whose process (with its compilers) uses more is killed: CRASH")
-    group.add_argument("--cache-dir", default=os.environ.get("CONFORMANCE_CACHE"), help="compile cache location (default .conformance-cache)")
-    group.add_argument("--no-cache", action="store_true", help="neither read nor write the compile cache")
-    group.add_argument("--artifacts", metavar="DIR", help="write a reproducer bundle for each failing case here")
-    group.add_argument("--xfail-dir", help="judge results against these xfail sets (default: xfail_sets/)")
-    group.add_argument("--no-xfail", action="store_true", help="do not judge results against the xfail sets")
+
+def backend_specs(args) -> list[str]:
+    """The backends a run covers: those named, or every shipped one in the matrix."""
+    from conformance.backends import loader
+
+    return ro.parse_backends(args.backend) or loader.matrix_names()
 
 
 def execution_settings(args, backends: list[str]):
-    from conformance import content
-
-    cache = None if args.no_cache else (args.cache_dir or str(content.PROJECT_ROOT / ".conformance-cache"))
-    return settings_from_args(
-        args,
-        backends=backends,
-        seed=args.seed,
-        case_timeout=args.case_timeout,
-        batch_size=args.batch_size,
-        memory_kill_mb=args.memory_limit,
-        cache_dir=cache,
-        artifacts=os.path.abspath(args.artifacts) if args.artifacts else None,
-    )
-
-
-def resolve_backends(values: list[str] | None) -> tuple[list[str], list[str]]:
-    """(specs as given, backend names); default: every shipped backend in the matrix."""
-    from conformance.backends import loader
-
-    specs = loader.parse_backend_option(values) or loader.matrix_names()
-    try:
-        return specs, [loader.resolve(spec).name for spec in specs]
-    except loader.BackendError as e:
-        fail(str(e))
+    return ro.settings_from(args, backends, args.backend_options)
 
 
 def judge_with_xfails(args, backend_names: list[str]):
     """A function setting each Result's verdict from the xfail sets, or None when disabled."""
-    from conformance import content
     from conformance.xfail.judge import verdict
     from conformance.xfail.sets import XfailError, XfailSet
 
-    if args.no_xfail:
+    directory = ro.xfail_dir(args)
+    if directory is None:
         return None
-    directory = args.xfail_dir or content.DEFAULT_XFAIL_DIR
     try:
         sets = {name: XfailSet.load(directory, name) for name in backend_names}
     except XfailError as e:
@@ -111,12 +77,8 @@ def new_report_dir(output_dir: Path) -> Path:
 def pick_baseline(args, directory: Path) -> Path | None:
     from conformance.nightly.store import report_dirs
 
-    if args.baseline:
-        if args.baseline == "none":
-            return None
-        if not (Path(args.baseline) / "results.jsonl").exists():
-            fail(f"--baseline {args.baseline}: no results.jsonl there")
-        return Path(args.baseline)
+    if args.baseline:  # checked while parsing: "none" or a report directory
+        return None if args.baseline == "none" else Path(args.baseline)
     earlier = [d for d in report_dirs(directory.parent) if d.name < directory.name]
     return earlier[-1] if earlier else None
 
@@ -130,7 +92,7 @@ def _interrupt(signum, frame):
 
 
 def run(args) -> int:
-    from conformance.nightly.matrix import Shard, matrix_pairs, plan
+    from conformance.nightly.matrix import matrix_pairs, plan
     from conformance.nightly.progress import Progress
     from conformance.nightly.runner import run_jobs
     from conformance.nightly.store import ResultsFile, read_results
@@ -138,18 +100,14 @@ def run(args) -> int:
     from conformance.report.summary import machine, toolchain_versions
     from conformance.report.tables import backend_table
 
-    backends, names = resolve_backends(args.backend)
+    backends = backend_specs(args)
+    names = [backend.name for backend in resolve_backends(backends)]
     settings = execution_settings(args, backends)
-    registry, cases = select_cases(args, settings)
-    try:
-        shard = Shard.parse(args.shard) if args.shard else None
-    except ValueError as e:
-        fail(str(e))
+    registry, cases = select_cases(args, settings, required=True)  # before any directory is made
+    shard = args.shard
 
     if args.resume:
         directory = Path(args.resume)
-        if not (directory / "run.json").exists():
-            fail(f"--resume {directory}: not a report directory (no run.json)")
         run_info = json.loads((directory / "run.json").read_text())
         done = {r.key for r in read_results(directory)} if (directory / "results.jsonl").exists() else set()
     else:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
-from conformance.cli.common import add_case_arguments, fail, select_cases
+from conformance import run_options as ro
+from conformance.cli.common import add_case_arguments, fail, resolve_backends, select_cases
 
 NAME = "xfail"
 HELP = "rewrite the xfail sets from a run (update) or check them against the registry (check)"
@@ -17,15 +17,21 @@ def add_arguments(parser) -> None:
 
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     update = sub.add_parser("update", help="run the backends (or read --results) and rewrite their xfail sets")
-    update.add_argument("--backend", action="append", required=True, metavar="NAME[,NAME...]")
-    update.add_argument("--results", metavar="DIR|FILE", help="use this report's results instead of running")
-    update.add_argument("-j", "--workers", type=int, default=os.cpu_count() or 1)
+    update.set_defaults(parser=update)
+    ro.BACKEND.add_to(update, required=True, help="the backends whose sets to rewrite (comma-separated, repeatable)")
+    ro.RESULTS.add_to(update)
+    ro.WORKERS.add_to(update)
     update.add_argument("--drop-stale", action="store_true", help="also remove entries whose case no longer exists")
     add_case_arguments(update)
     add_execution_arguments(update)
     check = sub.add_parser("check", help="validate every xfail set and report stale entries")
-    check.add_argument("--xfail-dir", help="default: xfail_sets/")
+    check.set_defaults(parser=check)
+    ro.XFAIL_DIR.add_to(check)
     add_case_arguments(check)
+
+
+def backend_specs(args) -> list[str]:
+    return ro.parse_backends(args.backend) if args.action == "update" else []
 
 
 def run(args) -> int:
@@ -33,8 +39,7 @@ def run(args) -> int:
 
 
 def update(args) -> int:
-    from conformance import content
-    from conformance.cli.nightly import execution_settings, resolve_backends
+    from conformance.cli.nightly import execution_settings
     from conformance.nightly.matrix import matrix_pairs, plan
     from conformance.nightly.progress import Progress
     from conformance.nightly.runner import run_jobs
@@ -42,9 +47,10 @@ def update(args) -> int:
     from conformance.xfail.sets import XfailError, XfailSet
     from conformance.xfail.update import update as apply
 
-    specs, names = resolve_backends(args.backend)
+    specs = backend_specs(args)
+    names = [backend.name for backend in resolve_backends(specs)]
     settings = execution_settings(args, specs)
-    registry, cases = select_cases(args, settings)
+    registry, cases = select_cases(args, settings, required=True)
     if args.results:
         results = [r for r in latest(read_results(Path(args.results))) if r.backend in names and r.case in {c.id for c in cases}]
     else:
@@ -58,7 +64,7 @@ def update(args) -> int:
 
         run_jobs(plan(pairs, settings.batch_size, {c.id for c in cases if c.kind == "model"}), settings, args.workers, sink)
         progress.finish()
-    directory = args.xfail_dir or content.DEFAULT_XFAIL_DIR
+    directory = ro.xfail_sets_dir(args)
     known = {c.id for c in registry}
     for name in names:
         try:
@@ -73,12 +79,10 @@ def update(args) -> int:
 
 
 def check(args) -> int:
-    from conformance import content
-    from conformance.cli.common import settings_from_args
     from conformance.xfail.sets import XfailError, XfailSet
 
-    directory = Path(args.xfail_dir or content.DEFAULT_XFAIL_DIR)
-    registry, _ = select_cases(args, settings_from_args(args))
+    directory = Path(ro.xfail_sets_dir(args))
+    registry, _ = select_cases(args, ro.settings_from(args))
     known = {c.id for c in registry}
     status = 0
     for path in sorted(directory.glob("*.toml")):

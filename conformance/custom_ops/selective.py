@@ -1,7 +1,7 @@
 """The selective mode: torch-mlir's TOSA lowering, with chosen ops kept whole as tosa.custom.
 
 The RFC's own flow (torch-mlir #1519): the ops listed in --custom-ops
-(`case_run.options["custom_ops"]`, default DEFAULT_OPS) are
+(CUSTOM_OPS, this backend's own option) are
 
     import    left out of PyTorch's decomposition table
     contract  marked backend-legal (torchdynamo-export-to-torch-backend-
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from conformance.backends.protocol import CaseRun, StageFailure, shared
 from conformance.custom_ops import convert, partition, verify
+from conformance.run_options import Option, comma_list
 from conformance.taxonomy import Code
 from conformance.toolchain.iree import TARGET_FLAGS, Compiled, from_iree, iree_compile
 from conformance.toolchain.arrays import to_numpy
@@ -34,11 +35,18 @@ from conformance.toolchain.mlir import write_ir
 from conformance.toolchain.tools import run_tool
 from conformance.toolchain.torch_mlir import TorchMlirBackend, import_program
 
-DEFAULT_OPS = ("aten.layer_norm", "aten.gelu")
+CUSTOM_OPS = Option(
+    ("--custom-ops",),
+    "ops the tosa-selective backend keeps from decomposition and turns into tosa.custom "
+    "(comma-separated; default aten.layer_norm,aten.gelu)",
+    type=comma_list,
+    default=("aten.layer_norm", "aten.gelu"),
+    metavar="OP[,OP...]",
+)
 
 
 def chosen_ops(case_run: CaseRun) -> list[str]:
-    return list(case_run.options.get("custom_ops") or DEFAULT_OPS)
+    return list(case_run.options.get(CUSTOM_OPS.dest) or CUSTOM_OPS.default)
 
 
 @dataclass
@@ -53,6 +61,7 @@ class SelectiveBackend(TorchMlirBackend):
     stages = ("export", "import", "contract", "convert", "lower", "verify", "compile", "run")
     pipeline = "torch-backend-to-tosa-backend-pipeline"
     in_matrix = False  # what it checks depends on --custom-ops
+    options = (CUSTOM_OPS,)
 
     def flags(self) -> dict:
         return {"target": TARGET_FLAGS}

@@ -1,11 +1,15 @@
-"""pytest collectors and items: one collector per case source, one item per (case, backend).
+"""pytest collectors and items: the registry, one collector per case source, one item per (case, backend).
 
-Item node ids are exactly `<case-id>[<backend>]`, so `-k`, `--deselect`,
-junitxml and xdist see the ids users read in reports and xfail sets.
+pytest collects the registry with its own machinery: the session asks it to
+collect the rootdir, and `pytest_collect_directory` answers with a Registry
+(see session.py). Item node ids are exactly `<case-id>[<backend>]`, so `-k`,
+`--deselect`, junitxml and xdist see the ids users read in reports and
+xfail sets.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 
 import pytest
@@ -21,36 +25,70 @@ from conformance.xfail.sets import Entry
 PROPERTY = "conformance.result"
 
 
-class CaseSourceCollector(pytest.Collector):
+class ExplainsRegistryErrors:
+    def repr_failure(self, excinfo, style=None):
+        if excinfo.errisinstance(RegistryError):  # its message names the source and the problem
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class Registry(ExplainsRegistryErrors, pytest.Directory):
+    """The case registry in place of the rootdir's files: one CaseSourceCollector per case source.
+
+    It loads every source first, so an unknown `--case` id is known before
+    anything runs (an error naming close matches, not a silently smaller run).
+    A root Directory's name is not a -k keyword, so `-k` sees only case ids,
+    tags and backends.
+    """
+
+    def __init__(self, *, sources: list[CaseSource], suites: list[str], wanted: list[str], **kw):
+        super().__init__(**kw)
+        self.sources, self.suites, self.wanted = sources, suites, wanted
+
+    def collect(self):
+        loaded = []
+        for source in self.sources:
+            try:
+                loaded.append((source, source.load(self.suites), None))
+            except RegistryError as e:  # reported by the source's own collector
+                loaded.append((source, [], e))
+        if self.wanted and not any(error for _, _, error in loaded):
+            known = [case.id for _, cases, _ in loaded for case in cases]
+            if unknown := [case_id for case_id in self.wanted if case_id not in set(known)]:
+                raise RegistryError("; ".join(unknown_case(case_id, known) for case_id in unknown))
+        seen: dict[str, Case] = {}
+        for source, cases, error in loaded:
+            if self.wanted:
+                cases = [case for case in cases if case.id in self.wanted]
+            yield CaseSourceCollector.from_parent(self, name=source.label, nodeid=source.label, cases=cases, error=error, seen=seen)
+
+
+def unknown_case(case_id: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(case_id, known, n=3)
+    return f"--case {case_id}: no such case" + (f" (did you mean {', '.join(close)}?)" if close else "")
+
+
+class CaseSourceCollector(ExplainsRegistryErrors, pytest.Collector):
     """The cases of one source (a file of cases/, a module, an entry point)."""
 
-    def __init__(self, *, source: CaseSource, backends: list[Backend], seen: dict[str, Case], **kw):
+    def __init__(self, *, cases: list[Case], error: RegistryError | None, seen: dict[str, Case], **kw):
         super().__init__(**kw)
-        self.source = source
-        self.backends = backends
+        self.cases = cases
+        self.error = error  # loading the source failed: this collector reports it
         self.seen = seen  # every case collected so far, to report duplicate ids
 
     def collect(self):
+        if self.error is not None:
+            raise self.error
         runner = self.config.stash[RUNNER_KEY]
-        wanted = set(self.config.getoption("case"))
-        for case in self.source.load(runner.settings.suites):
-            if wanted and case.id not in wanted:
-                continue
+        for case in self.cases:
             other = self.seen.setdefault(case.id, case)
             if other is not case:
                 raise RegistryError(f"duplicate case id {case.id!r}: defined at {other.defined_at} and at {case.defined_at}")
             runner.cases[case.id] = case
-            for backend in self.backends:
-                item = CaseItem.from_parent(self, name=f"{case.id}[{backend.name}]", nodeid=f"{case.id}[{backend.name}]")
-                item.case, item.backend = case, backend
-                item.extra_keyword_matches.update(case.all_tags)
-                item.extra_keyword_matches.add(backend.name)
-                yield item
-
-    def repr_failure(self, excinfo):
-        if excinfo.errisinstance(RegistryError):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo)
+            for backend in runner.backends:
+                node_id = f"{case.id}[{backend.name}]"
+                yield CaseItem.from_parent(self, name=node_id, nodeid=node_id, case=case, backend=backend)
 
 
 class ConformanceFailure(Exception):
@@ -62,8 +100,12 @@ class ConformanceFailure(Exception):
 
 
 class CaseItem(pytest.Item):
-    case: Case
-    backend: Backend
+    def __init__(self, *, case: Case, backend: Backend, **kw):
+        super().__init__(**kw)
+        self.case = case
+        self.backend = backend
+        self.extra_keyword_matches.update(case.all_tags)
+        self.extra_keyword_matches.add(backend.name)
 
     def runtest(self) -> None:
         runner = self.config.stash[RUNNER_KEY]

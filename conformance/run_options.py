@@ -1,0 +1,406 @@
+"""The run options, each declared once: pytest's parser and the `conformance` commands read this table.
+
+An Option holds what argparse needs to declare it (pytest's `addoption` takes
+the same arguments), the check its value must pass (its `type`: a bad value
+is refused while the command line is parsed, before anything runs, with a
+message naming the option), and the Settings field it fills. `settings_from`
+builds Settings from parsed values, for pytest (`config.option`) and for the
+commands (their argparse namespace) alike.
+
+A backend declares options of its own the same way (`Backend.options`); the
+framework adds them to the command line when that backend is named and hands
+their values to it in `Settings.options` (by `Option.dest`) without reading them.
+
+Nothing here imports torch: `pytest --help` and the framework's own tests
+load this module through the plugin.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from conformance import content
+from conformance.execution import settings as defaults
+from conformance.execution.settings import Settings
+
+# -- checks: each parses one value or says, naming the value, why it cannot be used --
+
+MAX_CASE_TIMEOUT = 86400.0  # a day: a longer silence is a typo, not a plan
+MIN_MEMORY_MB = 512  # a case process holds torch (~220 MB) and its compilers before it runs anything
+
+
+def _number(text: str, kind: type, what: str):
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return value
+
+
+def seconds(text: str) -> float:
+    value = _number(text, float, "a number of seconds")
+    if not 0 < value <= MAX_CASE_TIMEOUT:
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most {MAX_CASE_TIMEOUT:g} seconds (a day), got {text}")
+    return value
+
+
+def memory_mb(text: str) -> int:
+    import psutil
+
+    value = _number(text, int, "a whole number of MB")
+    total = psutil.virtual_memory().total // 2**20
+    if value < MIN_MEMORY_MB:
+        raise argparse.ArgumentTypeError(
+            f"{text} MB is less than a case process needs (the limit is in MB: at least {MIN_MEMORY_MB}; default {defaults.DEFAULT_MEMORY_KILL_MB})"
+        )
+    if value > total:
+        raise argparse.ArgumentTypeError(f"{text} MB is more than this machine's memory ({total} MB)")
+    return value
+
+
+def at_least_one(text: str) -> int:
+    value = _number(text, int, "a whole number")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
+
+
+def comma_list(text: str) -> list[str]:
+    """`a, b,c` -> ["a", "b", "c"]; at least one item."""
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"expected NAME[,NAME...], got {text!r}")
+    return items
+
+
+def existing_dir(text: str) -> str:
+    if not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: no such directory")
+    return text
+
+
+def writable_dir(text: str) -> str:
+    """A directory that exists and takes files, or one that can be created."""
+    path = Path(text)
+    existing = next(p for p in (path, *path.parents) if p.exists())  # what mkdir would start from
+    if not existing.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: {existing} is not a directory")
+    try:  # the permission bits do not say it all (root, read-only mounts, immutable files): try
+        tempfile.TemporaryFile(dir=existing).close()
+    except OSError as e:
+        raise argparse.ArgumentTypeError(f"{text}: cannot write in {existing} ({e.strerror})") from None
+    return text
+
+
+def writable_file(text: str) -> str:
+    """A file to be written: its directory must take files."""
+    if Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a directory")
+    writable_dir(str(Path(text).parent))
+    return text
+
+
+def report_dir(text: str) -> str:
+    """A report directory of an earlier run (it holds results.jsonl)."""
+    if not (Path(text) / "results.jsonl").is_file():
+        raise argparse.ArgumentTypeError(f"{text}: not a report directory (no results.jsonl there)")
+    return text
+
+
+def baseline(text: str) -> str:
+    return text if text == "none" else report_dir(text)
+
+
+def resumable(text: str) -> str:
+    if not (Path(text) / "run.json").is_file():
+        raise argparse.ArgumentTypeError(f"{text}: not a report directory (no run.json)")
+    return writable_dir(text)
+
+
+def results_source(text: str) -> str:
+    path = Path(text)
+    if path.is_dir():
+        return report_dir(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"{text}: no such file or directory")
+    return text
+
+
+def shard(text: str):
+    from conformance.nightly.matrix import Shard
+
+    try:
+        return Shard.parse(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix(f"--shard {text}: ").removeprefix("--shard ")) from None
+
+
+def parse_backends(values: Iterable[str] | None) -> list[str]:
+    """`--backend a,b --backend c` -> ["a", "b", "c"], order kept, duplicates dropped."""
+    specs: list[str] = []
+    for value in values or ():
+        for spec in value.split(","):
+            spec = spec.strip()
+            if spec and spec not in specs:
+                specs.append(spec)
+    return specs
+
+
+def default_cache_dir() -> str:
+    return os.environ.get("CONFORMANCE_CACHE") or str(content.PROJECT_ROOT / ".conformance-cache")
+
+
+def _suites(extra: list[str] | None) -> list[str]:
+    # `--suite NAME` adds a suite: the default one always runs (`-k` or --tag narrow a run to one suite).
+    return ["default", *dict.fromkeys(s for s in extra or () if s != "default")]
+
+
+def _absolute(path: str | None) -> str | None:
+    return os.path.abspath(path) if path else None
+
+
+# -- the table --------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Option:
+    flags: tuple[str, ...]
+    help: str
+    type: Callable[[str], Any] | None = None  # parses and checks one value (raises argparse.ArgumentTypeError)
+    default: Any = None
+    action: str | None = None  # argparse's: "store_true", "append"
+    metavar: str | None = None
+    setting: str | None = None  # the Settings field it fills
+    to_setting: Callable[[Any], Any] = lambda value: value  # the parsed value -> that field's value
+    path: bool = False  # the value names a file or directory (see pytest_plugin/rootdir.py)
+    dest: str = field(default="")
+
+    def __post_init__(self):
+        if not self.dest:
+            object.__setattr__(self, "dest", self.flags[-1].lstrip("-").replace("-", "_"))
+
+    def add_to(self, group, **overrides) -> None:
+        """Declare it on an argparse parser or group, or on a pytest OptionGroup (same arguments)."""
+        kwargs = {"help": self.help, "dest": self.dest, "default": self.default}
+        kwargs.update({k: v for k, v in (("type", self.type), ("action", self.action), ("metavar", self.metavar)) if v})
+        kwargs.update(overrides)
+        add = getattr(group, "addoption", None) or group.add_argument
+        add(*self.flags, **kwargs)
+
+    def value(self, namespace) -> Any:
+        """The parsed value in `namespace` (pytest's config.option or an argparse result); the default if not declared there."""
+        return getattr(namespace, self.dest, self.default)
+
+
+BACKEND = Option(
+    ("--backend",),
+    "run the registered cases on these backends (comma-separated, repeatable): a shipped name, an entry point "
+    "of group conformance.backends, or module:ATTR. Without it pytest runs the framework's own tests.",
+    action="append",
+    metavar="NAME[,NAME...]",
+)
+CASES = Option(
+    ("--cases",),
+    "add cases from a directory or an importable module (repeatable)",
+    action="append",
+    default=[],
+    metavar="DIR|MODULE",
+    setting="case_paths",
+    to_setting=list,
+    path=True,
+)
+CASE = Option(
+    ("--case",),
+    "run only these case ids, exactly (repeatable); an unknown id is an error; -k matches substrings",
+    action="append",
+    default=[],
+    metavar="ID",
+)
+NO_DEFAULT_CASES = Option(
+    ("--no-default-cases",),
+    "leave out the project's own cases/ directory (run only --cases and entry points)",
+    action="store_true",
+    default=False,
+    setting="default_cases",
+    to_setting=lambda leave_out: not leave_out,
+)
+SUITE = Option(
+    ("--suite",),
+    "add a suite of cases to the default one (repeatable): 'opinfo' adds PyTorch's OpInfo samples; "
+    "-k opinfo then runs only those",
+    action="append",
+    metavar="NAME",
+    setting="suites",
+    to_setting=_suites,
+)
+KEYWORD = Option(
+    ("-k",), "pytest-style -k expression over case ids and tags", metavar="EXPRESSION", dest="keyword"
+)
+TAG = Option(("--tag",), "only cases with this tag (repeatable)", action="append", default=[])
+SKIP_TAG = Option(("--skip-tag",), "leave out cases with this tag (repeatable)", action="append", default=[])
+
+SEED = Option(("--seed",), "seed mixed into every case's inputs (default 0)", type=int, default=0, metavar="N", setting="seed")
+CASE_TIMEOUT = Option(
+    ("--case-timeout",),
+    f"a stage silent for this long is killed and reported as TIMEOUT (default {defaults.DEFAULT_CASE_TIMEOUT:g}; "
+    f"at most {MAX_CASE_TIMEOUT:g})",
+    type=seconds,
+    default=defaults.DEFAULT_CASE_TIMEOUT,
+    metavar="SECONDS",
+    setting="case_timeout",
+)
+MEMORY_LIMIT = Option(
+    ("--memory-limit",),
+    f"a case whose process (with the compilers it runs) uses more is killed: CRASH (default "
+    f"{defaults.DEFAULT_MEMORY_KILL_MB}; from {MIN_MEMORY_MB} to this machine's memory)",
+    type=memory_mb,
+    default=defaults.DEFAULT_MEMORY_KILL_MB,
+    metavar="MB",
+    setting="memory_kill_mb",
+)
+BATCH_SIZE = Option(
+    ("--batch-size",),
+    f"op cases compiled together in one module by batching backends (default {defaults.DEFAULT_BATCH}; at least 1)",
+    type=at_least_one,
+    default=defaults.DEFAULT_BATCH,
+    metavar="N",
+    setting="batch_size",
+)
+ARTIFACTS = Option(
+    ("--artifacts",),
+    "write a reproducer bundle for each failing case here",
+    type=writable_dir,
+    metavar="DIR",
+    setting="artifacts",
+    to_setting=_absolute,
+    path=True,
+)
+CACHE_DIR = Option(
+    ("--cache-dir",),
+    "compile cache location (default .conformance-cache in this project, or $CONFORMANCE_CACHE)",
+    type=writable_dir,
+    metavar="DIR",
+    setting="cache_dir",
+    to_setting=lambda path: os.path.abspath(path or default_cache_dir()),
+    path=True,
+)
+NO_CACHE = Option(("--no-cache",), "neither read nor write the compile cache", action="store_true", default=False)
+XFAIL_DIR = Option(
+    ("--xfail-dir",),
+    "where the per-backend xfail sets live (default xfail_sets/)",
+    type=existing_dir,
+    metavar="DIR",
+    path=True,
+)
+NO_XFAIL = Option(("--no-xfail",), "ignore the xfail sets: every failure is FAIL", action="store_true", default=False)
+UPDATE_XFAILS = Option(
+    ("--update-xfails",),
+    "rewrite the xfail sets of the run's backends from this run's results (keeps human notes)",
+    action="store_true",
+    default=False,
+)
+
+# The `conformance` commands' own.
+WORKERS = Option(
+    ("-j", "--workers"),
+    "parallel lanes, each a supervised process (default: CPU count)",
+    type=at_least_one,
+    default=os.cpu_count() or 1,
+    metavar="N",
+)
+OUTPUT_DIR = Option(
+    ("--output-dir",),
+    "where report directories are created (default: reports/)",
+    type=writable_dir,
+    default="reports",
+    metavar="DIR",
+)
+BASELINE = Option(
+    ("--baseline",),
+    "report to compare with (default: the latest one in --output-dir)",
+    type=baseline,
+    metavar="DIR|none",
+)
+RESUME = Option(
+    ("--resume",), "finish the interrupted run in DIR, skipping what it already has", type=resumable, metavar="DIR"
+)
+SHARD = Option(
+    ("--shard",),
+    "run only shard I of N (cases split by a hash of their id); combine with `conformance merge`",
+    type=shard,
+    metavar="I/N",
+)
+RESULTS = Option(
+    ("--results",),
+    "use this report's results (a report directory or a results.jsonl) instead of running",
+    type=results_source,
+    metavar="DIR|FILE",
+)
+
+# What each front end declares, in the order --help lists them.
+PYTEST = (
+    BACKEND, CASES, CASE, NO_DEFAULT_CASES, SUITE, SEED, CASE_TIMEOUT, MEMORY_LIMIT, BATCH_SIZE,
+    ARTIFACTS, CACHE_DIR, NO_CACHE, XFAIL_DIR, NO_XFAIL, UPDATE_XFAILS,
+)  # fmt: skip
+CASE_SELECTION = (CASES, NO_DEFAULT_CASES, SUITE, KEYWORD, TAG, SKIP_TAG)
+EXECUTION = (SEED, CASE_TIMEOUT, BATCH_SIZE, MEMORY_LIMIT, CACHE_DIR, NO_CACHE, ARTIFACTS, XFAIL_DIR, NO_XFAIL)
+
+_FILLING_SETTINGS = [o for o in (CASES, NO_DEFAULT_CASES, SUITE, *EXECUTION) if o.setting]
+
+
+# -- from parsed values to what a run uses ------------------------------------
+
+
+def settings_from(namespace, backends: Iterable[str] = (), backend_options: Iterable[Option] = ()) -> Settings:
+    """The run's Settings from parsed options: pytest's config.option or a command's namespace.
+
+    Options the front end did not declare keep Settings' defaults. Backend
+    options travel as given (an option left out is the backend's to default).
+    """
+    fields = {o.setting: o.to_setting(o.value(namespace)) for o in _FILLING_SETTINGS if hasattr(namespace, o.dest)}
+    if NO_CACHE.value(namespace):
+        fields["cache_dir"] = None
+    options = {o.dest: o.value(namespace) for o in backend_options if o.value(namespace) is not None}
+    return Settings(backends=list(backends), options=options, **fields)
+
+
+def xfail_sets_dir(namespace) -> str:
+    """Where the xfail sets live (--xfail-dir, or the project's)."""
+    return XFAIL_DIR.value(namespace) or str(content.DEFAULT_XFAIL_DIR)
+
+
+def xfail_dir(namespace) -> str | None:
+    """The xfail directory a run judges against, or None with --no-xfail."""
+    return None if NO_XFAIL.value(namespace) else xfail_sets_dir(namespace)
+
+
+def backend_options(backends) -> list[Option]:
+    """The options the given backends declare, each once; two backends may share one Option."""
+    found: dict[str, Option] = {}
+    for backend in backends:
+        for option in getattr(backend, "options", ()):
+            for flag in option.flags:
+                if found.setdefault(flag, option) is not option:
+                    raise ValueError(f"backend {backend.name!r} declares {flag} again, differently from another backend of the run")
+    return list(dict.fromkeys(found.values()))
+
+
+def add_backend_options(group, backends) -> list[Option]:
+    """Declare the options `backends` declare on a parser or group; returns them.
+
+    An option left out stays None, so it is not in Settings.options and its
+    backend applies its own default (and compile-cache keys stay those of a
+    run without it).
+    """
+    options = backend_options(backends)
+    for option in options:
+        option.add_to(group, default=None)
+    return options
