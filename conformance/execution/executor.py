@@ -30,11 +30,12 @@ from conformance.compare import compare
 from conformance.execution.cache import CompileCache
 from conformance.execution.caching import CacheSession
 from conformance.execution.capture import OutputCapture
+from conformance.execution.messages import Message, ResultMessage, StageStarted
 from conformance.execution.settings import Settings
 from conformance.paths import safe_name
 from conformance.taxonomy import Code, Stage
 
-Report = Callable[[dict[str, Any]], None]
+Report = Callable[[Message], None]  # sends a message to the parent
 
 
 @dataclass
@@ -294,10 +295,7 @@ class Executor:
 
     def _announce(self, stage: str, backend: str, case_ids: list[str], also: list[str] = ()) -> None:
         """Tell the supervisor what runs now; `also`: backends that will reuse this (shared) stage's outcome."""
-        message = {"t": "stage", "stage": str(stage), "backend": backend, "cases": case_ids, "mark": self.capture.mark()}
-        if also:
-            message["also"] = list(also)
-        self.report(message)
+        self.report(StageStarted(str(stage), backend, case_ids, self.capture.mark(), list(also)))
 
     def _sharers(self, backend: Backend, stage: str, case_id: str, chain: tuple | None) -> list[str]:
         """The job's other backends that share this stage of this case (a crash or hang here is theirs too)."""
@@ -343,7 +341,7 @@ class Executor:
         if self.settings.artifacts:
             bundle = bundles.finalize(self.settings.artifacts, result)
             result.artifacts = str(bundle) if bundle else None
-        self.report({"t": "result", "result": result.to_dict()})
+        self.report(ResultMessage(result))
 
 
 def split_mutations(outputs: Any, mutations: list | None) -> tuple[Any, list[tuple[int, Any]]]:
