@@ -13,7 +13,9 @@ handles the messages of a job one method per kind (Engine.child_<kind>).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -24,15 +26,30 @@ from conformance.result import Result
 
 @dataclass
 class Message:
+    """A message's fields are JSON-native, or records with to_dict/from_dict (Settings, Result)."""
+
     kind: ClassVar[str]  # its name on the wire
 
     def to_fields(self) -> dict[str, Any]:
-        """The message as JSON-native data."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     @classmethod
     def from_fields(cls, data: dict[str, Any]) -> Message:
-        return cls(**data)
+        types = _field_types(cls)
+        return cls(**{name: _rebuilt(types[name], value) for name, value in data.items()})
+
+
+def _plain(value: Any) -> Any:
+    return value.to_dict() if hasattr(value, "to_dict") else value
+
+
+def _rebuilt(kind: Any, value: Any) -> Any:
+    return kind.from_dict(value) if hasattr(kind, "from_dict") else value
+
+
+@functools.cache
+def _field_types(cls: type[Message]) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
 
 
 # -- parent -> child ----------------------------------------------------------
@@ -45,13 +62,6 @@ class Init(Message):
     kind = "init"
     settings: Settings
 
-    def to_fields(self) -> dict[str, Any]:
-        return {"settings": self.settings.to_dict()}
-
-    @classmethod
-    def from_fields(cls, data: dict[str, Any]) -> Init:
-        return cls(Settings.from_dict(data["settings"]))
-
 
 @dataclass
 class RunJob(Message):
@@ -63,7 +73,7 @@ class RunJob(Message):
 
     @classmethod
     def from_fields(cls, data: dict[str, Any]) -> RunJob:
-        return cls([tuple(pair) for pair in data["pairs"]], data["max_batch"])
+        return cls([tuple(pair) for pair in data["pairs"]], data["max_batch"])  # JSON made the pairs lists
 
 
 @dataclass
@@ -111,13 +121,6 @@ class ResultMessage(Message):
 
     kind = "result"
     result: Result
-
-    def to_fields(self) -> dict[str, Any]:
-        return {"result": self.result.to_dict()}
-
-    @classmethod
-    def from_fields(cls, data: dict[str, Any]) -> ResultMessage:
-        return cls(Result.from_dict(data["result"]))
 
 
 @dataclass
