@@ -68,6 +68,9 @@ def find_cycle(package: Path) -> list[str] | None:
 
 def main(argv: list[str]) -> int:
     package = Path(argv[0]) if argv else DEFAULT_PACKAGE
+    if not (package / "__init__.py").is_file():
+        print(f"{package} is not a Python package (no __init__.py): give the package's folder, e.g. conformance/")
+        return 2
     cycle = find_cycle(package)
     if cycle:
         print(f"import cycle in {package}:\n  " + "\n  -> ".join(cycle))

@@ -53,3 +53,11 @@ def test_the_script_names_the_cycle_and_fails(tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     cycle = [line.strip(" ->") for line in proc.stdout.splitlines()[1:]]
     assert cycle in (["pkg.a", "pkg.b", "pkg.a"], ["pkg.b", "pkg.a", "pkg.b"])
+
+
+def test_a_folder_that_is_no_package_is_an_error_not_a_pass(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "tests/import_cycles.py", str(tmp_path / "nowhere")],
+        cwd=DEFAULT_PACKAGE.parent, capture_output=True, text=True,
+    )
+    assert proc.returncode == 2 and "not a Python package" in proc.stdout, proc.stdout + proc.stderr
