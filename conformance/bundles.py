@@ -9,23 +9,23 @@
         details.txt      every diagnostic captured
 
 A stage says how to replay itself (CaseRun.reproduce) before its risky part;
-with --artifacts on, that is written to a staging folder at once, so a stage
-that crashes or hangs the process still leaves its bundle behind: the
-supervisor finalises those, the child finalises the rest.
+with --artifacts on, that is written to a staging folder at once (see
+reproducer.py), so a stage that crashes or hangs the process still leaves its
+bundle behind: the supervisor finalises those, the child finalises the rest.
 """
 
 from __future__ import annotations
 
-import json
 import shlex
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
 
 from conformance.paths import safe_name
+from conformance.reproducer import COMMANDS, staged_commands, staged_stage
 from conformance.result import Result
+from conformance.toolchain.tools import public_tool_path
 
 STAGING = ".staging"
 
@@ -53,16 +53,6 @@ def stage_case_data(staging: Path, case_run) -> None:
                     np.save(target / f"{i}.npy", to_numpy(t))
 
 
-def stage_reproducer(staging: Path, stage: str, reproducer) -> None:
-    """Write a stage's replay files and commands now, before the stage can crash."""
-    target = staging / "stages" / stage
-    shutil.rmtree(target, ignore_errors=True)
-    target.mkdir(parents=True)
-    for name, write in reproducer.files.items():
-        write(target / name)
-    (target / "commands.json").write_text(json.dumps(reproducer.commands))
-
-
 def finalize(artifacts: str | Path, result: Result) -> Path | None:
     """Turn the staging folder of a failed pair into its bundle; return the bundle's path."""
     staging = staging_dir(artifacts, result.case, result.backend)
@@ -76,14 +66,14 @@ def finalize(artifacts: str | Path, result: Result) -> Path | None:
         if (staging / folder).exists():
             shutil.move(str(staging / folder), bundle / folder)
     # A wrong answer is replayed by running the module: the run stage's reproducer.
-    replay = staging / "stages" / (result.stage or "")
+    replay = staged_stage(staging, result.stage or "")
     if not replay.exists() and result.stage == "compare":
-        replay = staging / "stages" / "run"
+        replay = staged_stage(staging, "run")
     commands: list[list[str]] = []
     if replay.exists():
-        commands = json.loads((replay / "commands.json").read_text())
+        commands = staged_commands(replay)
         for item in replay.iterdir():
-            if item.name != "commands.json":
+            if item.name != COMMANDS:
                 shutil.move(str(item), bundle / item.name)
     _write_script(bundle, result, commands)
     (bundle / "details.txt").write_text(result.details or "(no diagnostics captured)\n")
@@ -102,20 +92,12 @@ def _remove_staging(staging: Path) -> None:
             break
 
 
-def _tool_path() -> str:
-    """Where this machine's public tools live: the venv's bin and the tosa-tools prefix's."""
-    from conformance.toolchain.tosa_reference import tosa_tools_prefixes
-
-    bins = [Path(sys.executable).parent, *(prefix / "bin" for prefix in tosa_tools_prefixes())]
-    return ":".join(str(b) for b in bins)
-
-
 def _write_script(bundle: Path, result: Result, commands: list[list[str]]) -> None:
     lines = [
         "#!/bin/sh",
         f"# Replays {result.case}[{result.backend}]: {result.code} at stage {result.stage}.",
         "# The tools of the machine that wrote this bundle; adjust PATH if you moved it.",
-        f'export PATH="{_tool_path()}:$PATH"',
+        f'export PATH="{public_tool_path()}:$PATH"',
         "export TOSA_MODEL_NO_BACKTRACE=1  # else the reference model attaches gdb on a fatal error",
         'cd "$(dirname "$0")"',
     ]

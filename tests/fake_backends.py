@@ -252,3 +252,35 @@ class Optioned(Backend):
 
 
 OPTIONED = Optioned()
+
+
+class Cached(Scripted):
+    """Scripted, with a compile stage whose output the compile cache keeps (a file naming the case)."""
+
+    name = "cached"
+    stages = ("lower", "compile", "run")
+    cache_stage = "compile"
+
+    def lower(self, _, case_run):
+        super().lower(_, case_run)
+        return case_run.case.id
+
+    def cache_input(self, lowered, case_run):
+        path = case_run.workdir / "lowered.txt"
+        path.write_text(lowered)
+        return path
+
+    def compile(self, lowered, case_run):
+        compiled = case_run.workdir / "compiled.txt"
+        compiled.write_text(self.cache_input(lowered, case_run).read_text())
+        return compiled
+
+    def cache_store(self, compiled):
+        return compiled, {"case": compiled.read_text()}
+
+    def cache_load(self, path, meta, case_run):
+        assert path.read_text() == meta["case"] == case_run.case.id
+        return path
+
+
+CACHED = Cached()

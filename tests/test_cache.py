@@ -1,22 +1,23 @@
 """The compile cache: warm re-runs, invalidation, corruption, the size bound, parallel writers."""
 
+import json
 import multiprocessing
 import shutil
 
-
-from conformance.execution.cache import CompileCache
+from conformance.execution.compile_cache_store import CompileCache
 from conformance.execution.engine import Engine
 from conformance.execution.settings import Settings
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, fake
 
 CASES = ["tanh", "add.broadcast", "double", "sum.int"]
 
 
-def run(cache_dir, cases_dir=FIXTURES / "cases", backend="tosa", cases=CASES):
+def run(cache_dir, cases_dir=FIXTURES / "cases", backend="tosa", cases=CASES, name=None):
+    """`backend` is a --backend spec; `name` the backend's name when the spec is not it."""
     settings = Settings(backends=[backend], case_paths=[str(cases_dir)], default_cases=False, cache_dir=str(cache_dir) if cache_dir else None)
     engine = Engine(settings)
     try:
-        return {r.case: r for r in engine.run([(c, backend) for c in cases])}
+        return {r.case: r for r in engine.run([(c, name or backend) for c in cases])}
     finally:
         engine.close()
 
@@ -35,6 +36,19 @@ def test_a_warm_rerun_skips_export_lowering_and_compile_with_the_same_results(tm
         assert "cache" in r.timings and ("run" in r.timings) == r.passed
     # The ops seen at export survive in the cached record.
     assert warm["tanh"].extras["aten_ops"] == cold["tanh"].extras["aten_ops"] == ["aten.tanh.default"]
+
+
+def test_a_failure_before_compile_is_kept_and_replayed_by_a_warm_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_SCRIPT", json.dumps({"double": "raise"}))  # fails at lower, parsed
+    cold = run(tmp_path / "cache", backend=fake("CACHED"), name="cached")
+    warm = run(tmp_path / "cache", backend=fake("CACHED"), name="cached")
+    assert verdicts(warm) == verdicts(cold)
+    assert (cold["double"].stage, cold["double"].code) == ("lower", "UNSUPPORTED_OP"), cold["double"]
+    assert "lower" in cold["double"].timings
+    for case, result in warm.items():
+        assert not {"lower", "compile"} & set(result.timings), (case, result.timings)
+        assert "cache" in result.timings
+        assert ("run" in result.timings) == (case != "double")
 
 
 def test_no_cache_writes_nothing(tmp_path):

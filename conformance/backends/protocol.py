@@ -32,18 +32,7 @@ from typing import Any, Callable
 import torch
 
 from conformance.cases.spec import Case
-
-
-@dataclass
-class Reproducer:
-    """How to replay one stage with public tools, outside this framework.
-
-    `files` maps a file name to a function writing it; `commands` run in a
-    directory holding those files (e.g. torch-mlir-opt, iree-compile).
-    """
-
-    files: dict[str, Callable[[Path], None]]
-    commands: list[list[str]]
+from conformance.reproducer import Reproducer, stage_reproducer
 
 
 @dataclass
@@ -70,8 +59,6 @@ class CaseRun:
         reproducer = Reproducer(files, list(commands))
         self.notes.setdefault("reproducers", {})[stage] = reproducer
         if self.staging is not None:
-            from conformance.bundles import stage_reproducer
-
             stage_reproducer(self.staging, stage, reproducer)
 
 

@@ -1,22 +1,22 @@
 """The supervised child: `python -m conformance.execution.child REQUEST_FD REPLY_FD`.
 
-It speaks JSON lines. The parent sends {"t": "init", "settings": ...}, then
-jobs {"t": "job", "pairs": [[case, backend], ...], "max_batch": n}; the
-child answers "ready", then "stage" announcements and "result"s, and "done"
-after each job with its memory use. Its stdout and stderr are a log file the
-parent reads (see capture.py); the protocol has pipes of its own so nothing
-native code prints can corrupt it.
+The parent sends Init, then RunJob per job; the child answers Ready, then
+StageStarted announcements and ResultMessages, and JobDone after each job
+with its memory use (messages.py). Its stdout and stderr are a log file the
+parent reads (see capture.py); the messages have pipes of their own so
+nothing native code prints can corrupt them.
 """
 
 from __future__ import annotations
 
 import faulthandler
 import gc
-import json
 import os
 import resource
 import sys
 import traceback
+
+from conformance.execution.messages import Error, Exit, Init, JobDone, Message, Ready, RunJob, decode, encode
 
 
 def die_with_parent() -> None:
@@ -42,14 +42,13 @@ def main(argv: list[str]) -> int:
     requests = os.fdopen(int(argv[0]), "r")
     replies = os.fdopen(int(argv[1]), "w", buffering=1)
 
-    def send(message: dict) -> None:
-        replies.write(json.dumps(message) + "\n")
+    def send(message: Message) -> None:
+        replies.write(encode(message) + "\n")
         replies.flush()
 
-    init = json.loads(requests.readline())
-    from conformance.execution.settings import Settings
-
-    settings = Settings.from_dict(init["settings"])
+    init = decode(requests.readline())
+    assert isinstance(init, Init), init
+    settings = init.settings
     for entry in reversed(settings.sys_path):
         if entry not in sys.path:
             sys.path.insert(0, entry)
@@ -62,9 +61,9 @@ def main(argv: list[str]) -> int:
         backends = {spec: loader.resolve(spec) for spec in settings.backends}
         executor = Executor(registry, {b.name: b for b in backends.values()}, settings, send)
     except Exception as e:
-        send({"t": "error", "message": f"{type(e).__name__}: {e}", "details": traceback.format_exc()})
+        send(Error(f"{type(e).__name__}: {e}", traceback.format_exc()))
         return 1
-    send({"t": "ready", "cases": len(registry)})
+    send(Ready(len(registry)))
 
     import psutil
 
@@ -72,16 +71,17 @@ def main(argv: list[str]) -> int:
     settle_heap()
     jobs = 0
     for line in requests:
-        message = json.loads(line)
-        if message["t"] == "exit":
+        message = decode(line)
+        if isinstance(message, Exit):
             break
+        assert isinstance(message, RunJob), message
         executor.capture.reset()
-        executor.run_job([tuple(p) for p in message["pairs"]], message["max_batch"])
+        executor.run_job(message.pairs, message.max_batch)
         jobs += 1
         if jobs == 1:  # the first job imported the toolchains (torch-mlir, IREE)
             settle_heap()
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-        send({"t": "done", "rss_mb": process.memory_info().rss / 2**20, "peak_rss_mb": peak})
+        send(JobDone(rss_mb=process.memory_info().rss / 2**20, peak_rss_mb=peak))
     return 0
 
 

@@ -20,7 +20,8 @@ from conformance.bundles import finalize
 from conformance.classify import classify_crash, classify_flood, classify_timeout
 from conformance.execution.settings import Settings
 from conformance.execution.capture import fold_repeats
-from conformance.execution.supervisor import ChildProcess, Died, Flooding, Silent
+from conformance.execution.messages import JobDone, Message, ResultMessage, RunJob, StageStarted
+from conformance.execution.supervisor import ChildError, ChildProcess, Died, Flooding, Silent
 from conformance.execution.planning import Pair
 from conformance.result import Result
 
@@ -35,8 +36,13 @@ class Job:
     attempts: int = 0  # how often a child died before announcing any stage of it
 
 
-def job_message(job: Job) -> dict:
-    return {"t": "job", "pairs": job.pairs, "max_batch": job.max_batch}
+@dataclass
+class JobProgress:
+    """What the parent knows of the job a child is running."""
+
+    remaining: dict[Pair, None]  # pairs without a Result yet, in order
+    announced: StageStarted | None = None  # the stage in progress: to blame if the child dies or hangs
+    over: bool = False  # the child said JobDone
 
 
 class Engine:
@@ -71,47 +77,65 @@ class Engine:
         if self.child is None:
             self.child = ChildProcess(self.settings)
         child = self.child
-        remaining = dict.fromkeys(job.pairs)
-        announced: dict | None = None
-        reply: dict | Silent | Died
-        if not child.send(job_message(job)):
-            reply = Died(child._exit_description())
+        progress = JobProgress(dict.fromkeys(job.pairs))
+        reply: Message | Silent | Died
+        if not child.send(RunJob(job.pairs, job.max_batch)):
+            reply = Died(child.exit_description())
         else:
             while True:
                 reply = child.receive(self.settings.case_timeout)
-                if not isinstance(reply, dict):
+                if not isinstance(reply, Message):
                     break
-                if reply["t"] == "stage":
-                    announced = reply
-                elif reply["t"] == "result":
-                    result = Result.from_dict(reply["result"])
-                    if result.key in remaining:
-                        del remaining[result.key]
-                        yield result
-                elif reply["t"] == "done":
-                    self.peak_rss_mb = max(self.peak_rss_mb, reply.get("peak_rss_mb", reply["rss_mb"]))
-                    if reply["rss_mb"] > self.settings.memory_limit_mb:
-                        self.close()  # a fresh child for the next job keeps memory bounded
-                    for case, backend in remaining:  # never answered: a bug of ours, not a silent pass
-                        yield results.failed(
-                            case,
-                            backend,
-                            stage="case",
-                            code="UNKNOWN",
-                            explanation="the runner finished its job without a result for this case (a bug in conformance)",
-                        )
+                handle = getattr(self, f"child_{reply.kind}", None)
+                if handle is None:
+                    raise ChildError(f"the child sent {reply} during a job (a bug in conformance)")
+                yield from handle(progress, reply)
+                if progress.over:
                     return
         if self.cancelled:
             return
         # The child died or hung.
-        output = fold_repeats(child.log_since(announced["mark"]) if announced else child.log_since(0))
+        announced = progress.announced
+        output = fold_repeats(child.log_since(announced.mark if announced else 0))
         if isinstance(reply, Silent):
             child.kill()
         child.close()
         self.child = None
-        yield from self._blame(job, queue, remaining, announced, reply, output)
+        yield from self._blame(job, queue, progress.remaining, announced, reply, output)
 
-    def _blame(self, job, queue, remaining, announced, reply, output) -> Iterator[Result]:
+    # -- what the child says during a job: one method per kind of message -------
+
+    def child_stage(self, progress: JobProgress, message: StageStarted) -> Iterator[Result]:
+        """A stage starts: until the next message, a death or a hang is these pairs' (see _blame)."""
+        progress.announced = message
+        return iter(())
+
+    def child_result(self, progress: JobProgress, message: ResultMessage) -> Iterator[Result]:
+        """A pair is finished: pass its Result on, once (a pair no longer expected is dropped)."""
+        result = message.result
+        if result.key in progress.remaining:
+            del progress.remaining[result.key]
+            yield result
+
+    def child_done(self, progress: JobProgress, message: JobDone) -> Iterator[Result]:
+        """The job is over: note the child's memory, replace it if it grew too large,
+        and fail the pairs it never answered."""
+        progress.over = True
+        self.peak_rss_mb = max(self.peak_rss_mb, message.peak_rss_mb)
+        if message.rss_mb > self.settings.memory_limit_mb:
+            self.close()  # a fresh child for the next job keeps memory bounded
+        for case, backend in progress.remaining:  # never answered: a bug of ours, not a silent pass
+            yield results.failed(
+                case,
+                backend,
+                stage="case",
+                code="UNKNOWN",
+                explanation="the runner finished its job without a result for this case (a bug in conformance)",
+            )
+
+    # -- the child died or hung -------------------------------------------------
+
+    def _blame(self, job, queue, remaining, announced: StageStarted | None, reply, output) -> Iterator[Result]:
         if announced is None:
             if job.attempts + 1 > STARTUP_RETRIES:
                 for case, backend in remaining:
@@ -119,10 +143,10 @@ class Engine:
                 return
             queue.appendleft(Job(list(remaining), job.max_batch, job.attempts + 1))
             return
-        stage, backend = announced["stage"], announced["backend"]
-        blamed = [(c, backend) for c in announced["cases"] if (c, backend) in remaining]
+        stage, backend = announced.stage, announced.backend
+        blamed = [(c, backend) for c in announced.cases if (c, backend) in remaining]
         # A shared stage (one export for every torch-mlir backend) dies for all who share it.
-        sharers = [(c, b) for c in announced["cases"] for b in announced.get("also", []) if (c, b) in remaining]
+        sharers = [(c, b) for c in announced.cases for b in announced.also if (c, b) in remaining]
         rest = [p for p in remaining if p not in blamed and p not in sharers]
         retry: list[Job] = []
         if len(blamed) == 1:

@@ -3,8 +3,10 @@
 For each backend the cases go through its stages together: plain stages one
 case at a time, `@batched` stages in chunks, `@shared` stages computed once
 per case and reused by the next backend that shares them. Before every stage
-the executor announces which (cases, backend) it is about to run, so the
+the job announces which (cases, backend) it is about to run, so the
 supervisor can blame the right pairs if the process dies or hangs.
+
+The Executor lives as long as the child; each job is a RunningJob of its own.
 """
 
 from __future__ import annotations
@@ -27,14 +29,15 @@ from conformance.cases.inputs import make_inputs, make_module
 from conformance.cases.registry import Registry
 from conformance.classify import Classification, classify_error
 from conformance.compare import compare
-from conformance.execution.cache import CompileCache
-from conformance.execution.caching import CacheSession
 from conformance.execution.capture import OutputCapture
+from conformance.execution.compile_cache_store import CompileCache
+from conformance.execution.compile_cache_use import CacheUse
+from conformance.execution.messages import Message, ResultMessage, StageStarted
 from conformance.execution.settings import Settings
 from conformance.paths import safe_name
 from conformance.taxonomy import Code, Stage
 
-Report = Callable[[dict[str, Any]], None]
+Report = Callable[[Message], None]  # sends a message to the parent
 
 
 @dataclass
@@ -65,6 +68,11 @@ def clone_inputs(inputs: list[torch.Tensor]) -> list[torch.Tensor]:
 
 
 class Executor:
+    """The child's side of a run, kept from job to job: registry, backends, output capture, compile cache.
+
+    Each job gets a RunningJob of its own, so nothing of one job outlives it.
+    """
+
     def __init__(self, registry: Registry, backends: dict[str, Backend], settings: Settings, report: Report):
         self.registry = registry
         self.backends = backends
@@ -72,56 +80,82 @@ class Executor:
         self.report = report
         self.capture = OutputCapture()
         self.cache = (
-            CacheSession(CompileCache(settings.cache_dir, settings.cache_limit_mb * 2**20), settings.seed, settings.options)
+            CacheUse(CompileCache(settings.cache_dir, settings.cache_limit_mb * 2**20), settings.seed, settings.options)
             if settings.cache_dir
             else None
         )
 
-    # -- one job ------------------------------------------------------------
-
     def run_job(self, pairs: list[tuple[str, str]], max_batch: int) -> None:
         """Run every (case, backend) pair: backend by backend, cases together."""
-        self.prepared: dict[str, CaseRun | CaseFailure] = {}
-        self.shared: dict[tuple, Any] = {}
-        self.eager_time: dict[str, float] = {}
-        self.scratch = Path(tempfile.mkdtemp(prefix="conformance-job-"))
+        job = RunningJob(self, pairs, max_batch)
         try:
-            by_backend: dict[str, list[str]] = {}
-            self.backends_of: dict[str, list[Backend]] = {}
-            for case_id, backend in pairs:
-                by_backend.setdefault(backend, []).append(case_id)
-                self.backends_of.setdefault(case_id, []).append(self.backends[backend])
-            for name, case_ids in by_backend.items():
-                self._run_backend(self.backends[name], case_ids, max_batch)
+            job.run()
         finally:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            job.close()
             if self.cache:
-                self.cache.cache.evict()
+                self.cache.store.evict()
 
-    def _run_backend(self, backend: Backend, case_ids: list[str], max_batch: int) -> None:
+
+class RunningJob:
+    """One job, from its first stage to its last Result.
+
+    What its pairs share lives here and goes with it: each case's eager
+    reference (computed once, for the first backend that needs it), the
+    outcomes of `@shared` stages, and a scratch directory.
+    """
+
+    def __init__(self, executor: Executor, pairs: list[tuple[str, str]], max_batch: int):
+        self.registry = executor.registry
+        self.backends = executor.backends
+        self.settings = executor.settings
+        self.report = executor.report
+        self.capture = executor.capture
+        self.cache = executor.cache
+        self.max_batch = max_batch
+        self.cases_of: dict[str, list[str]] = {}  # backend name -> its cases, in the order of `pairs`
+        self.backends_of: dict[str, list[Backend]] = {}
+        for case_id, backend in pairs:
+            self.cases_of.setdefault(backend, []).append(case_id)
+            self.backends_of.setdefault(case_id, []).append(self.backends[backend])
+        self.prepared: dict[str, CaseRun | CaseFailure] = {}
+        self.eager_time: dict[str, float] = {}
+        self.shared: dict[tuple, Any] = {}
+        self.scratch = Path(tempfile.mkdtemp(prefix="conformance-job-"))
+
+    def run(self) -> None:
+        for name, case_ids in self.cases_of.items():
+            self._run_backend(self.backends[name], case_ids)
+
+    def close(self) -> None:
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def _run_backend(self, backend: Backend, case_ids: list[str]) -> None:
         """Walk the backend's stages with all of the job's cases that apply to it."""
         items = self._items(backend, case_ids)
-        caching = self.cache if backend.cache_stage else None
-        if caching:
-            caching.before_stages(backend, items, lambda it, stage, failure: self._fail(backend, it, stage, failure))
+        cache = self.cache if backend.cache_stage else None
+        if cache:
+            for it, stage, failure in cache.resume(backend, items):
+                self._fail(backend, it, stage, failure)
         for index, stage in enumerate(backend.stages):
             live = [it for it in items if not it.done and it.resume_at <= index]
-            if caching and stage == backend.cache_stage:
-                caching.before_cache(backend, live)  # an IR already compiled skips the compiler
-                live = [it for it in live if it.resume_at <= index]
-            if stage == "run":
-                for it in live:
-                    self._run_and_compare(backend, it)
-            elif backend.is_batched(stage):
-                size = max(1, max_batch)
-                for start in range(0, len(live), size):
-                    self._batched_stage(backend, stage, live[start : start + size])
+            if cache and stage == backend.cache_stage:  # an IR already compiled skips the compiler
+                cache.compile(backend, live, lambda misses: self._stage(backend, index, stage, misses))
             else:
-                chain = backend.share_chain(index)
-                for it in live:
-                    self._single_stage(backend, stage, it, chain)
-            if caching and stage == backend.cache_stage:
-                caching.after_cache(backend, live)
+                self._stage(backend, index, stage, live)
+
+    def _stage(self, backend: Backend, index: int, stage: str, live: list[Item]) -> None:
+        """Run one stage for `live`: as `run` and compare, in batches, or case by case."""
+        if stage == "run":
+            for it in live:
+                self._run_and_compare(backend, it)
+        elif backend.is_batched(stage):
+            size = max(1, self.max_batch)
+            for start in range(0, len(live), size):
+                self._batched_stage(backend, stage, live[start : start + size])
+        else:
+            chain = backend.share_chain(index)
+            for it in live:
+                self._single_stage(backend, stage, it, chain)
 
     def _items(self, backend: Backend, case_ids: list[str]) -> list[Item]:
         """A pair per case that applies and whose eager reference exists; the others get their Result now."""
@@ -294,10 +328,7 @@ class Executor:
 
     def _announce(self, stage: str, backend: str, case_ids: list[str], also: list[str] = ()) -> None:
         """Tell the supervisor what runs now; `also`: backends that will reuse this (shared) stage's outcome."""
-        message = {"t": "stage", "stage": str(stage), "backend": backend, "cases": case_ids, "mark": self.capture.mark()}
-        if also:
-            message["also"] = list(also)
-        self.report(message)
+        self.report(StageStarted(str(stage), backend, case_ids, self.capture.mark(), list(also)))
 
     def _sharers(self, backend: Backend, stage: str, case_id: str, chain: tuple | None) -> list[str]:
         """The job's other backends that share this stage of this case (a crash or hang here is theirs too)."""
@@ -313,7 +344,7 @@ class Executor:
     def _fail(self, backend: Backend, it: Item, stage: str, failure: Classification) -> None:
         it.done = True
         if self.cache and backend.cache_stage:
-            self.cache.on_failure(backend, it, stage, failure)
+            self.cache.record_failure(backend, it, stage, failure)
         self._emit_failure(it.case_id, backend.name, stage, failure, it.timings, it.run.extras)
 
     def _emit_failure(self, case_id, backend_name, stage, failure: Classification, timings, extras=None) -> None:
@@ -343,7 +374,7 @@ class Executor:
         if self.settings.artifacts:
             bundle = bundles.finalize(self.settings.artifacts, result)
             result.artifacts = str(bundle) if bundle else None
-        self.report({"t": "result", "result": result.to_dict()})
+        self.report(ResultMessage(result))
 
 
 def split_mutations(outputs: Any, mutations: list | None) -> tuple[Any, list[tuple[int, Any]]]:

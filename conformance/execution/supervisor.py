@@ -1,15 +1,14 @@
 """The parent's handle on one supervised child process.
 
 The child runs in its own session (so a kill reaches the compilers it
-spawned too), writes its output to a log file, and talks over two pipes.
-`receive` waits at most `timeout` seconds for the next message: silence
-past that is a hang, end of file is a death.
+spawned too), writes its output to a log file, and talks over two pipes
+(messages.py). `receive` waits at most `timeout` seconds for the next
+message: silence past that is a hang, end of file is a death.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import signal
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.execution.capture import read_log
+from conformance.execution.messages import Error, Exit, Init, Message, Ready, decode, encode
 from conformance.execution.settings import Settings
 
 STARTUP_TIMEOUT = 600.0  # importing torch + loading a large suite on a busy machine
@@ -74,23 +74,29 @@ class ChildProcess:
         self.replies = reply_read
         self.buffer = b""
         self.closed = False
-        self.send({"t": "init", "settings": settings.to_dict()})
-        reply = self.receive(STARTUP_TIMEOUT)
-        if not isinstance(reply, dict) or reply.get("t") != "ready":
-            self.kill()
-            if isinstance(reply, dict) and reply.get("t") == "error":
-                raise ChildError(reply["message"])
-            raise ChildError(f"the child process did not start ({reply}): {read_log(self.log_path, 0)[-2000:]}")
+        self.send(Init(settings))
+        self._wait_until_ready()
 
-    def send(self, message: dict) -> bool:
+    def _wait_until_ready(self) -> None:
+        """The child answers Init with Ready, or with Error when its registry or backends fail to load."""
+        reply = self.receive(STARTUP_TIMEOUT)
+        if isinstance(reply, Ready):
+            return
+        self.kill()
+        if isinstance(reply, Error):
+            raise ChildError(reply.message)
+        raise ChildError(f"the child process did not start ({reply}): {read_log(self.log_path, 0)[-2000:]}")
+
+    def send(self, message: Message) -> bool:
+        """False when the child is gone."""
         try:
-            self.requests.write(json.dumps(message) + "\n")
+            self.requests.write(encode(message) + "\n")
             self.requests.flush()
             return True
         except (OSError, ValueError):  # a dead child: broken pipe, or already closed
             return False
 
-    def receive(self, timeout: float) -> dict | Silent | Died:
+    def receive(self, timeout: float) -> Message | Silent | Died:
         """The next message; Silent after `timeout` seconds without one; Died when the child is gone.
 
         While waiting, the memory of the child and everything it started (a
@@ -115,10 +121,10 @@ class ChildProcess:
                 continue
             chunk = os.read(self.replies, 1 << 16)
             if not chunk:
-                return Died(self._exit_description())
+                return Died(self.exit_description())
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
-        return json.loads(line)
+        return decode(line)
 
     def memory_used(self) -> int:
         """Resident memory of the child and all its descendants, in bytes."""
@@ -146,7 +152,8 @@ class ChildProcess:
     def log_since(self, mark: int) -> str:
         return read_log(self.log_path, mark)
 
-    def _exit_description(self) -> str:
+    def exit_description(self) -> str:
+        """How the child ended ("killed by signal SIGSEGV (11)"), once it has; killed if it has not within 30 s."""
         try:
             code = self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -172,7 +179,7 @@ class ChildProcess:
         if self.closed:
             return
         self.closed = True
-        if self.process.poll() is None and self.send({"t": "exit"}):
+        if self.process.poll() is None and self.send(Exit()):
             try:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:

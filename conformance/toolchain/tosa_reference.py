@@ -1,28 +1,23 @@
 """The Arm TOSA reference model as a backend: serialize with tosa-opt, run tosa_reference_model.
 
-tosa-tools installs top-level Python packages (`conformance`, `checker`,
-...) that would shadow ours and pins its own numpy, so the project installs it
-into a virtualenv of its own (.venv/tosa-tools, see the Makefile) and only
-calls its binaries.
+tosa-tools lives in a virtualenv of its own; toolchain/tools.py says where.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from conformance import content
 from conformance.backends.protocol import CaseRun, StageFailure
 from conformance.taxonomy import Code
 from conformance.toolchain.arrays import to_numpy, to_tensor
 from conformance.toolchain.mlir import write_ir_once
-from conformance.toolchain.tools import ToolError, run_tool
+from conformance.toolchain.tools import ToolError, run_tool, tosa_tools_prefixes, tosa_tools_site
 from conformance.toolchain.torch_mlir import TorchMlirBackend
 
 INSTALL_HINT = (
@@ -30,23 +25,6 @@ INSTALL_HINT = (
     "`python -m venv .venv/tosa-tools && .venv/tosa-tools/bin/pip install tosa-tools==2026.8.0`), "
     "or point $CONFORMANCE_TOSA_TOOLS at such a prefix"
 )
-
-
-def tosa_tools_prefixes() -> list[Path]:
-    """Where tosa-tools may be installed: $CONFORMANCE_TOSA_TOOLS if set (and only
-    there), else the project's .venv or the running venv."""
-    chosen = os.environ.get("CONFORMANCE_TOSA_TOOLS")
-    if chosen:
-        return [Path(chosen)]
-    return [content.PROJECT_ROOT / ".venv" / "tosa-tools", Path(sys.prefix) / "tosa-tools"]
-
-
-def tosa_tools_site(prefix: Path) -> Path | None:
-    """The folder holding the tosa-tools distribution in a prefix (a venv's site-packages)."""
-    for site in sorted(prefix.glob("lib/python3*/site-packages")):
-        if (site / "bin").is_dir():
-            return site
-    return None
 
 
 def find_tool(name: str) -> str:

@@ -11,6 +11,8 @@ import functools
 import platform
 from importlib import metadata
 
+from conformance.toolchain.tools import tosa_tools_prefixes, tosa_tools_site
+
 PACKAGES = ["torch", "torch-mlir", "iree-base-compiler", "iree-base-runtime", "transformers", "numpy"]
 
 
@@ -29,8 +31,6 @@ def toolchain_versions() -> dict[str, str | None]:
 
 def tosa_tools_version() -> str | None:
     """tosa-tools lives in a virtualenv of its own: read its metadata there."""
-    from conformance.toolchain.tosa_reference import tosa_tools_prefixes, tosa_tools_site
-
     for prefix in tosa_tools_prefixes():
         site = tosa_tools_site(prefix)
         if site is None:

@@ -1,4 +1,7 @@
-"""The compile cache: compiled artifacts on disk, keyed by what produced them.
+"""The compile cache on disk: compiled artifacts, keyed by what produced them.
+
+How a run uses it (which stages a hit skips, what is stored when) is
+compile_cache_use.py; this module is the store and its keys.
 
 Three stores under one directory:
 
