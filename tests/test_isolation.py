@@ -75,9 +75,9 @@ def test_a_batch_that_raises_is_split_and_the_verdicts_match_one_by_one():
     assert sum(r.passed for r in batched.values()) == 3
 
 
-def test_a_hang_in_a_shared_stage_costs_one_timeout_for_every_backend_sharing_it():
-    import time
-
+def test_a_hang_in_a_shared_stage_costs_one_timeout_for_every_backend_sharing_it(tmp_path, monkeypatch):
+    hangs = tmp_path / "hangs.log"
+    monkeypatch.setenv("FAKE_HANG_LOG", str(hangs))  # the child inherits it
     settings = Settings(
         backends=[fake("SHARED_HANG_A"), fake("SHARED_HANG_B")],
         case_paths=[str(FIXTURES / "cases")],
@@ -85,12 +85,12 @@ def test_a_hang_in_a_shared_stage_costs_one_timeout_for_every_backend_sharing_it
         case_timeout=3,
     )
     engine = Engine(settings)
-    start = time.monotonic()
     try:
         results = {r.key: r for r in engine.run([(c, b) for c in ["tanh", "double"] for b in ["shared-a", "shared-b"]])}
     finally:
         engine.close()
-    assert time.monotonic() - start < 3 * 2 + 20  # one timeout, not one per backend
+    # One timeout waited out, not one per backend: the hanging stage was entered once.
+    assert hangs.read_text().splitlines() == ["shared-a"]
     for backend in ("shared-a", "shared-b"):
         hung = results[("tanh", backend)]
         assert (hung.code, hung.stage) == ("TIMEOUT", "prepare"), hung
@@ -113,16 +113,13 @@ def test_a_runaway_process_is_killed_by_the_memory_watchdog():
 
 
 def test_a_stage_that_prints_without_end_is_a_timeout_long_before_the_case_timeout():
-    import time
-
+    # The explanation tells the flood watch's kill from the case timeout's (600 s here).
     settings = Settings(backends=[fake("CHATTER")], case_paths=[str(FIXTURES / "cases")], default_cases=False, case_timeout=600)
     engine = Engine(settings)
-    start = time.monotonic()
     try:
         results = {r.case: r for r in engine.run([("tanh", "chatter"), ("double", "chatter")])}
     finally:
         engine.close()
-    assert time.monotonic() - start < 300, "waited for the case timeout instead of noticing the flood"
     looping = results["tanh"]
     assert (looping.code, looping.stage) == ("TIMEOUT", "lower"), looping
     assert "MB of output without finishing" in looping.explanation, looping
