@@ -18,25 +18,13 @@ import torch
 from torch.testing import make_tensor
 
 from conformance import T, op
+from conformance.dtypes import short_name
 
 f64, f32, f16, bf16 = torch.float64, torch.float32, torch.float16, torch.bfloat16
 i64, i32, i16, i8, u8, b8 = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool
 
 FLOATS = (f32, f16, bf16)
 NUMERIC = (f32, f16, bf16, i32, i64)
-
-SUFFIX = {
-    f32: "",
-    f64: ".f64",
-    f16: ".f16",
-    bf16: ".bf16",
-    i64: ".i64",
-    i32: ".i32",
-    i16: ".i16",
-    i8: ".i8",
-    u8: ".u8",
-    b8: ".bool",
-}
 
 # Tolerances of ops that accumulate (sums, matmul, conv, norms, softmax, ...);
 # integer dtypes are compared exactly.
@@ -62,6 +50,11 @@ def acc(dtype: torch.dtype, table=ACC) -> dict:
     return {"rtol": rtol, "atol": atol}
 
 
+def suffix(dtype: torch.dtype) -> str:
+    """The case-id suffix of `dtype`: `.i64`, `.bool`; none for float32, the default."""
+    return "" if dtype == f32 else f".{short_name(dtype)}"
+
+
 def retype(spec: T, dtype: torch.dtype) -> T:
     return T(*spec.shape, dtype=dtype, low=spec.low, high=spec.high, gen=spec.gen)
 
@@ -73,7 +66,7 @@ def dtypes(id: str, fn, *inputs: T, dtypes=FLOATS, tol: dict | None = None, **kw
     for dt in dtypes:
         spec_inputs = [retype(s, dt) if s.dtype == f32 else s for s in inputs]
         extra = acc(dt, tol) if tol is not None else {}
-        cases.append(op(id + SUFFIX[dt], fn, *spec_inputs, defined_at=where, **extra, **kw))
+        cases.append(op(id + suffix(dt), fn, *spec_inputs, defined_at=where, **extra, **kw))
     return cases
 
 

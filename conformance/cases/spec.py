@@ -20,24 +20,10 @@ from typing import Any, Callable, Iterable, Mapping
 
 import torch
 
+from conformance import dtypes
+
 KINDS = ("op", "model", "opinfo")
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]
-
-# Dtypes a generated input may have; anything else is a spec error at once.
-INPUT_DTYPES = frozenset(
-    {
-        torch.float64,
-        torch.float32,
-        torch.float16,
-        torch.bfloat16,
-        torch.int64,
-        torch.int32,
-        torch.int16,
-        torch.int8,
-        torch.uint8,
-        torch.bool,
-    }
-)
 
 
 class CaseError(ValueError):
@@ -94,8 +80,8 @@ class T:
         high: float | None = None,
         gen: Generator | None = None,
     ):
-        if dtype not in INPUT_DTYPES:
-            known = ", ".join(sorted(str(d) for d in INPUT_DTYPES))
+        if dtype not in dtypes.INPUT_DTYPES:  # anything else is a spec error at once
+            known = ", ".join(sorted(str(d) for d in dtypes.INPUT_DTYPES))
             raise CaseError(f"input dtype {dtype!r} is not supported; use one of {known}")
         for dim in shape:
             if not isinstance(dim, Dyn) and (not isinstance(dim, int) or dim < 0):
@@ -119,7 +105,7 @@ class T:
 
     def describe(self) -> str:
         dims = ",".join(d.name if isinstance(d, Dyn) else str(d) for d in self.shape)
-        return f"{str(self.dtype).removeprefix('torch.')}[{dims}]"
+        return f"{dtypes.name(self.dtype)}[{dims}]"
 
 
 class FunctionModule(torch.nn.Module):

@@ -10,33 +10,14 @@ which `fold` evaluates); everything computed at run time is refused.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance import dtypes
 from conformance.custom_ops import contract
 from conformance.custom_ops.contract import Arg, Empty, TensorRef
 from conformance.custom_ops.schema import Kind, schema_of
 
-_VTENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(.+)>")
-# torch element types -> builtin element types (signless, as TOSA has them).
-ELEMENT_TYPES = {
-    "f16": "f16",
-    "bf16": "bf16",
-    "f32": "f32",
-    "f64": "f64",
-    "i1": "i1",
-    "si8": "i8",
-    "si16": "i16",
-    "si32": "i32",
-    "si64": "i64",
-    "ui8": "ui8",
-    "ui16": "ui16",
-    "ui32": "ui32",
-    "ui64": "ui64",
-    "f8E5M2": "f8E5M2",
-    "f8E4M3FN": "f8E4M3FN",
-}
 # What the validation target (verify.TARGET: TOSA 1.1 draft, profiles pro_int
 # and pro_fp, extensions int16, int64, bf16, fp8, dynamic) allows. No TOSA
 # profile has f64, unsigned integers or complex numbers.
@@ -100,15 +81,14 @@ def contract_string(attr) -> str:
 def tosa_type(torch_type, legal_only: bool = False) -> str:
     """`!torch.vtensor<[2,?],si64>` -> `tensor<2x?xi64>`; KeyError (element) or ValueError (no type) when impossible."""
     text = str(torch_type)
-    match = _VTENSOR.fullmatch(text)
-    if match is None:
+    parsed = dtypes.parse_vtensor(text)
+    if parsed is None:
         raise ValueError(text)
-    dims = [d.strip() for d in match.group(1).split(",") if d.strip()] if match.group(1) else []
-    element = ELEMENT_TYPES[match.group(2)]
-    if legal_only and element not in TOSA_ELEMENT_TYPES:
-        raise KeyError(element)
-    shape = "x".join("?" if d == "?" else d for d in dims)
-    return f"tensor<{shape}x{element}>" if dims else f"tensor<{element}>"
+    dims, torch_element = parsed
+    element = dtypes.builtin_of(torch_element)
+    if element is None or (legal_only and element not in TOSA_ELEMENT_TYPES):
+        raise KeyError(torch_element)
+    return dtypes.tensor_type(dims, element)
 
 
 def _its(role: str | None) -> str:
@@ -117,18 +97,16 @@ def _its(role: str | None) -> str:
 
 def empty_of(op: str, value, role: str) -> Empty | None:
     """The contract's Empty for a tensor with a zero-sized dimension (contract v1 spells it in JSON), else None."""
-    from conformance.toolchain.torch_mlir import MLIR_DTYPES
-
-    match = _VTENSOR.fullmatch(str(value.type))
-    if match is None:
+    parsed = dtypes.parse_vtensor(str(value.type))
+    if parsed is None:
         return None
-    dims = [d.strip() for d in match.group(1).split(",") if d.strip()]
+    dims, element = parsed
     if "0" not in dims:
         return None
     if "?" in dims:
         raise Unconvertible(op, "empty-tensor", f"{_its(role)} has type {value.type}: empty, with a dynamic size too, so no static shape spells it")
-    dtype = MLIR_DTYPES.get(match.group(2))
-    if dtype is None or ELEMENT_TYPES.get(match.group(2)) not in TOSA_ELEMENT_TYPES:
+    dtype = dtypes.from_torch_mlir(element)
+    if dtype is None or dtypes.builtin_of(element) not in TOSA_ELEMENT_TYPES:
         tensor_type(op, value, role, allow_empty=True)  # raises the element type's reason
     return Empty(tuple(int(d) for d in dims), dtype)
 
@@ -140,15 +118,15 @@ def tensor_type(op: str, value, role: str, allow_empty: bool = False) -> str:
         raise Unconvertible(op, "mutation", f"{_its(role)} is a non-value tensor ({text}), i.e. mutable memory")
     try:
         converted = tosa_type(value.type, legal_only=True)
-    except KeyError:
-        element = _VTENSOR.fullmatch(text).group(2)
+    except KeyError as e:
+        element = e.args[0]
         raise Unconvertible(
             op, "non-tosa-element-type", f"{_its(role)} has element type {element}, which no TOSA profile or extension allows"
         ) from None
     except ValueError:
         raise Unconvertible(op, "unknown-tensor-type", f"{_its(role)} has type {text}, without a known rank and dtype") from None
-    dims = _VTENSOR.fullmatch(text).group(1).split(",")
-    if not allow_empty and any(d.strip() == "0" for d in dims):
+    dims, _ = dtypes.parse_vtensor(text)
+    if not allow_empty and "0" in dims:
         raise Unconvertible(op, "empty-tensor", f"{_its(role)} has type {text}, with a zero-sized dimension")
     return converted
 
@@ -390,17 +368,15 @@ def check_assertion(op) -> None:
     schema = schema_of(resolve_overload(name))
     values = dict(zip([a.name for a in schema.arguments], op.operation.operands))
     tensor = values["a"]
-    match = _VTENSOR.fullmatch(str(tensor.type))
-    if match is None:
+    parsed = dtypes.parse_vtensor(str(tensor.type))
+    if parsed is None:
         raise Unconvertible(name, "no-result", f"it asserts metadata of {tensor.type}, which has no static type to check")
-    dims = [d.strip() for d in match.group(1).split(",") if d.strip()]
+    dims, element = parsed
     is_const, dtype = _constant(values["dtype"])
     if is_const and dtype is not None:
         expected = _enum_tables()["ScalarType"].get(dtype)
-        from conformance.toolchain.torch_mlir import MLIR_DTYPES
-
-        if MLIR_DTYPES.get(match.group(2)) != expected:
-            raise Unconvertible(name, "no-result", f"it asserts dtype {expected} on a {match.group(2)} tensor")
+        if dtypes.from_torch_mlir(element) != expected:
+            raise Unconvertible(name, "no-result", f"it asserts dtype {expected} on a {element} tensor")
     size_value = _look_through(values["size"])
     is_const, none = _constant(size_value)
     if not (is_const and none is None):
