@@ -37,7 +37,7 @@ from conformance.custom_ops.encode import (
     op_name,
     tosa_type,
 )
-from conformance.custom_ops.reasons import CONVERTED, ERASED, FOLDED
+from conformance.custom_ops.reasons import CONVERTED, ERASED, FOLDED, Reason
 
 
 @dataclass
@@ -152,13 +152,14 @@ def _boundary_type(fates: Fates, value, role: str, index: int):
     text = str(value.type)
     try:
         if not text.startswith(("!torch.vtensor", "!torch.tensor")):
-            raise Unconvertible(label, f"non-tensor-{role}", f"it is {text}, not a tensor", subject)
+            kind = Reason.NON_TENSOR_ARGUMENT if role == "argument" else Reason.NON_TENSOR_RESULT
+            raise Unconvertible(label, kind, f"it is {text}, not a tensor", subject)
         try:
             return ir.Type.parse(tensor_type(label, value, None, allow_empty=role == "argument"))
         except Unconvertible as e:
             raise Unconvertible(label, e.kind, e.reason, subject) from None
     except Unconvertible as e:
-        if role == "result" and e.kind != "empty-tensor" and producer_of(value) is not None:
+        if role == "result" and e.kind != Reason.EMPTY_TENSOR and producer_of(value) is not None:
             return None  # the op producing it says why
         if role == "argument" and list(value.uses):
             return None  # the ops using it say why (an unused one is blamed on the boundary)
@@ -172,16 +173,16 @@ def _convert_one(op, name: str, fates: Fates, env: dict) -> None:
 
     try:
         if name in MUTATING:
-            raise Unconvertible(name.removeprefix("torch."), "mutation", "it overwrites the contents of a tensor in place")
+            raise Unconvertible(name.removeprefix("torch."), Reason.MUTATION, "it overwrites the contents of a tensor in place")
         if name in CONTROL_FLOW or len(op.operation.regions):
-            raise Unconvertible(name.removeprefix("torch."), "control-flow", "it is control flow with regions")
+            raise Unconvertible(name.removeprefix("torch."), Reason.CONTROL_FLOW, "it is control flow with regions")
         if not (name.startswith(("torch.aten.", "torch.prims.")) or name == "torch.operator"):
             raise Unconvertible(
-                name.removeprefix("torch."), "outside-contract", f"{name} is not an ATen or prims operator"
+                name.removeprefix("torch."), Reason.OUTSIDE_CONTRACT, f"{name} is not an ATen or prims operator"
             )
         contract_name = op_name(op)
         if name == "torch.operator" and not contract_name.startswith(("aten.", "prims.")):
-            raise Unconvertible(contract_name, "outside-contract", "it is not in the aten or prims namespace")
+            raise Unconvertible(contract_name, Reason.OUTSIDE_CONTRACT, "it is not in the aten or prims namespace")
         if contract_name in ASSERTIONS:
             check_assertion(op)
             fates.record(contract_name, ERASED)
@@ -251,7 +252,7 @@ def convert_selected(module, wanted: list[str]) -> Fates:
                     # All-ops mode spells it in its users' attributes; here its users stay torch ops.
                     raise Unconvertible(
                         encoded.operator_name,
-                        "empty-tensor",
+                        Reason.EMPTY_TENSOR,
                         "an empty result of it is used by the torch IR around it, and no TOSA op can produce one",
                     )
             except Unconvertible as e:
