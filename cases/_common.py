@@ -11,13 +11,11 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import torch
 from torch.testing import make_tensor
 
 from conformance import T, op
+from conformance.cases.spec import caller_location
 from conformance.dtypes import short_name
 
 f64, f32, f16, bf16 = torch.float64, torch.float32, torch.float16, torch.bfloat16
@@ -31,15 +29,6 @@ NUMERIC = (f32, f16, bf16, i32, i64)
 ACC = {f64: (1e-7, 1e-7), f32: (1e-4, 1e-4), f16: (1e-2, 1e-2), bf16: (5e-2, 5e-2)}
 # The same, for results of magnitude ~100 (e.g. long dot products of [-9, 9) values).
 ACC_LARGE = {f64: (1e-7, 1e-5), f32: (1e-4, 1e-3), f16: (1e-2, 1e-1), bf16: (5e-2, 1.0)}
-
-_ROOT = Path(__file__).resolve().parents[1]
-
-
-def _where(depth: int) -> str:
-    frame = sys._getframe(depth)
-    path = Path(frame.f_code.co_filename).resolve()
-    shown = path.relative_to(_ROOT) if _ROOT in path.parents else path
-    return f"{shown}:{frame.f_lineno}"
 
 
 def acc(dtype: torch.dtype, table=ACC) -> dict:
@@ -61,7 +50,7 @@ def retype(spec: T, dtype: torch.dtype) -> T:
 
 def dtypes(id: str, fn, *inputs: T, dtypes=FLOATS, tol: dict | None = None, **kw) -> list:
     """One case per dtype; float32 inputs of the template take the dtype, the id its suffix."""
-    where = _where(2)
+    where = caller_location()
     cases = []
     for dt in dtypes:
         spec_inputs = [retype(s, dt) if s.dtype == f32 else s for s in inputs]

@@ -21,9 +21,9 @@ from typing import Any, Callable, Iterable, Mapping
 import torch
 
 from conformance import dtypes
+from conformance.content import PROJECT_ROOT
 
 KINDS = ("op", "model", "opinfo")
-_PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 class CaseError(ValueError):
@@ -193,13 +193,18 @@ class Case:
         return ", ".join(spec.describe() for spec in self.inputs)
 
 
-def _caller_location(depth: int = 2) -> str:
-    """`file:line` of the declaration; project files relative to the project root."""
+def caller_location(depth: int = 2) -> str:
+    """`file:line` of the code `depth` frames up the stack; project files relative to the project root.
+
+    The default is the caller of the function asking: a helper that declares
+    cases for its caller passes `defined_at=caller_location()`, so the cases
+    point at the declaration, not at the helper.
+    """
     # sys._getframe, not inspect.stack(): the latter reads source files for every
     # frame and made loading a 1,500-case registry take 14 s.
     frame = sys._getframe(depth)
     path = Path(frame.f_code.co_filename).resolve()
-    shown = path.relative_to(_PROJECT_ROOT) if _PROJECT_ROOT in path.parents else path
+    shown = path.relative_to(PROJECT_ROOT) if PROJECT_ROOT in path.parents else path
     return f"{shown}:{frame.f_lineno}"
 
 
@@ -211,7 +216,7 @@ def _declare(kind: str, id: str, build, inputs, *, tags: Iterable[str] = (), ops
         kind=kind,
         tags=frozenset(tags),
         ops=tuple(ops) if ops is not None else (),
-        defined_at=kw.pop("defined_at", None) or _caller_location(3),
+        defined_at=kw.pop("defined_at", None) or caller_location(3),
         **kw,
     )
 
