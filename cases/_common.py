@@ -4,6 +4,7 @@
   per dtype: every float32 input of the template takes that dtype, and the id
   gets the dtype's suffix (float32 keeps the bare id). `tol=ACC` picks the
   per-dtype tolerances of an accumulating op.
+- `U(*shape)`: an input drawn from [-1, 1) (contractions, convolutions).
 - Input generators for values make_tensor cannot draw: distinct values (no
   ties for sort/argmax), small integers stored as floats (so `eq` can be
   true), non-zero divisors, special values (inf/nan), permutations, masks.
@@ -42,6 +43,11 @@ def acc(dtype: torch.dtype, table=ACC) -> dict:
 def suffix(dtype: torch.dtype) -> str:
     """The case-id suffix of `dtype`: `.i64`, `.bool`; none for float32, the default."""
     return "" if dtype == f32 else f".{short_name(dtype)}"
+
+
+def U(*shape, dtype: torch.dtype = f32) -> T:
+    """An operand in [-1, 1): sums of products stay O(sqrt(K)), so ACC means the same for every size."""
+    return T(*shape, dtype=dtype, low=-1.0, high=1.0)
 
 
 def retype(spec: T, dtype: torch.dtype) -> T:
