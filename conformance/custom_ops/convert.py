@@ -27,6 +27,7 @@ from conformance.custom_ops.encode import (
     CONTROL_FLOW,
     MUTATING,
     STRUCTURAL,
+    Encoded,
     Unconvertible,
     empty_of,
     producer_of,
@@ -168,9 +169,6 @@ def _boundary_type(fates: Fates, value, role: str, index: int):
 
 
 def _convert_one(op, name: str, fates: Fates, env: dict) -> None:
-    from torch_mlir import ir
-    from torch_mlir.dialects import tosa
-
     try:
         if name in MUTATING:
             raise Unconvertible(name.removeprefix("torch."), Reason.MUTATION, "it overwrites the contents of a tensor in place")
@@ -197,14 +195,22 @@ def _convert_one(op, name: str, fates: Fates, env: dict) -> None:
     fates.record(encoded.operator_name, CONVERTED)
     if fates.failures or any(t not in env for t in encoded.tensors):
         return  # the program cannot be built any more; keep reading the ops for their fates
-    custom = tosa.CustomOp(
+    custom = _custom_op(encoded, [env[t] for t in encoded.tensors])
+    env.update(zip(encoded.outputs, custom.results))
+
+
+def _custom_op(encoded: Encoded, operands: list):
+    """The tosa.custom of one encoded op, at the current insertion point: contract v1's spelling."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import tosa
+
+    return tosa.CustomOp(
         [ir.Type.parse(t) for t in encoded.output_types],
         encoded.operator_name,
         contract.DOMAIN,
         encoded.attrs,
-        [env[t] for t in encoded.tensors],
+        operands,
     )
-    env.update(zip(encoded.outputs, custom.results))
 
 
 def _retype(attr, builtin_type, module, cache: dict):
@@ -230,7 +236,6 @@ def selected(name: str, wanted: list[str]) -> bool:
 def convert_selected(module, wanted: list[str]) -> Fates:
     """In place: the listed ops of a torch-dialect module -> tosa.custom between torch_c casts."""
     from torch_mlir import ir
-    from torch_mlir.dialects import tosa
 
     fates = Fates()
     main = _main(module)
@@ -260,14 +265,7 @@ def convert_selected(module, wanted: list[str]) -> Fates:
                 continue
             fates.record(encoded.operator_name, CONVERTED)
             with ir.InsertionPoint(op):
-                inputs = [_builtin_operand(t, module, cache) for t in encoded.tensors]
-                custom = tosa.CustomOp(
-                    [ir.Type.parse(t) for t in encoded.output_types],
-                    encoded.operator_name,
-                    contract.DOMAIN,
-                    encoded.attrs,
-                    inputs,
-                )
+                custom = _custom_op(encoded, [_builtin_operand(t, module, cache) for t in encoded.tensors])
                 for old, new in zip(encoded.outputs, custom.results):
                     back = ir.Operation.create("torch_c.from_builtin_tensor", results=[old.type], operands=[new]).result
                     old.replace_all_uses_with(back)
