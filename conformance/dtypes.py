@@ -2,7 +2,7 @@
 
     torch            torch.int64
     torch dialect    si64     the element type of !torch.vtensor<[2,?],si64>
-    builtin MLIR     i64      TOSA, linalg, IREE: integers are signless
+    builtin MLIR     i64      TOSA, linalg, IREE (signed integers become signless)
     case ids         i64      `add.i64`, the suffix cases/_common.dtypes() adds
 
 Whoever turns a type into text or text into a type asks here, so adding a
