@@ -4,6 +4,7 @@
   per dtype: every float32 input of the template takes that dtype, and the id
   gets the dtype's suffix (float32 keeps the bare id). `tol=ACC` picks the
   per-dtype tolerances of an accumulating op.
+- `U(*shape)`: an input drawn from [-1, 1) (contractions, convolutions).
 - Input generators for values make_tensor cannot draw: distinct values (no
   ties for sort/argmax), small integers stored as floats (so `eq` can be
   true), non-zero divisors, special values (inf/nan), permutations, masks.
@@ -11,13 +12,12 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import torch
 from torch.testing import make_tensor
 
 from conformance import T, op
+from conformance.cases.spec import caller_location
+from conformance.dtypes import short_name
 
 f64, f32, f16, bf16 = torch.float64, torch.float32, torch.float16, torch.bfloat16
 i64, i32, i16, i8, u8, b8 = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool
@@ -25,33 +25,11 @@ i64, i32, i16, i8, u8, b8 = torch.int64, torch.int32, torch.int16, torch.int8, t
 FLOATS = (f32, f16, bf16)
 NUMERIC = (f32, f16, bf16, i32, i64)
 
-SUFFIX = {
-    f32: "",
-    f64: ".f64",
-    f16: ".f16",
-    bf16: ".bf16",
-    i64: ".i64",
-    i32: ".i32",
-    i16: ".i16",
-    i8: ".i8",
-    u8: ".u8",
-    b8: ".bool",
-}
-
 # Tolerances of ops that accumulate (sums, matmul, conv, norms, softmax, ...);
 # integer dtypes are compared exactly.
 ACC = {f64: (1e-7, 1e-7), f32: (1e-4, 1e-4), f16: (1e-2, 1e-2), bf16: (5e-2, 5e-2)}
 # The same, for results of magnitude ~100 (e.g. long dot products of [-9, 9) values).
 ACC_LARGE = {f64: (1e-7, 1e-5), f32: (1e-4, 1e-3), f16: (1e-2, 1e-1), bf16: (5e-2, 1.0)}
-
-_ROOT = Path(__file__).resolve().parents[1]
-
-
-def _where(depth: int) -> str:
-    frame = sys._getframe(depth)
-    path = Path(frame.f_code.co_filename).resolve()
-    shown = path.relative_to(_ROOT) if _ROOT in path.parents else path
-    return f"{shown}:{frame.f_lineno}"
 
 
 def acc(dtype: torch.dtype, table=ACC) -> dict:
@@ -62,18 +40,28 @@ def acc(dtype: torch.dtype, table=ACC) -> dict:
     return {"rtol": rtol, "atol": atol}
 
 
+def suffix(dtype: torch.dtype) -> str:
+    """The case-id suffix of `dtype`: `.i64`, `.bool`; none for float32, the default."""
+    return "" if dtype == f32 else f".{short_name(dtype)}"
+
+
+def U(*shape, dtype: torch.dtype = f32) -> T:
+    """An operand in [-1, 1): sums of products stay O(sqrt(K)), so ACC means the same for every size."""
+    return T(*shape, dtype=dtype, low=-1.0, high=1.0)
+
+
 def retype(spec: T, dtype: torch.dtype) -> T:
     return T(*spec.shape, dtype=dtype, low=spec.low, high=spec.high, gen=spec.gen)
 
 
 def dtypes(id: str, fn, *inputs: T, dtypes=FLOATS, tol: dict | None = None, **kw) -> list:
     """One case per dtype; float32 inputs of the template take the dtype, the id its suffix."""
-    where = _where(2)
+    where = caller_location()
     cases = []
     for dt in dtypes:
         spec_inputs = [retype(s, dt) if s.dtype == f32 else s for s in inputs]
         extra = acc(dt, tol) if tol is not None else {}
-        cases.append(op(id + SUFFIX[dt], fn, *spec_inputs, defined_at=where, **extra, **kw))
+        cases.append(op(id + suffix(dt), fn, *spec_inputs, defined_at=where, **extra, **kw))
     return cases
 
 

@@ -44,7 +44,8 @@ from typing import Any, Iterator
 
 import torch
 
-from conformance.cases.spec import INPUT_DTYPES, Case, T
+from conformance.cases.spec import Case, T
+from conformance import dtypes
 
 # common_utils.SEED: the seed OpInfo's own tests draw samples with.
 SEED = 1234
@@ -208,7 +209,7 @@ def sample_rule(op, sample, tensors: list[torch.Tensor], canonical: str | None) 
     if _uses_wrapper_set_seed(op) and not _randomness_off(sample):
         return "random"
     for t in tensors:
-        if t.layout != torch.strided or t.device.type != "cpu" or t.requires_grad or t.dtype not in INPUT_DTYPES:
+        if t.layout != torch.strided or t.device.type != "cpu" or t.requires_grad or t.dtype not in dtypes.INPUT_DTYPES:
             return "unsupported-tensor"
     if canonical is None:
         return "no-canonical-text"
@@ -453,7 +454,7 @@ def full_name(op) -> str:
 def make_case(s: Sample, aten: str | None, tolerance) -> Case:
     op = s.op
     tensors = [t.detach().clone() for t in s.tensors]  # own storage: no large base tensor kept alive
-    digest_text = s.canonical + "|" + ";".join(f"{str(t.dtype)[6:]}{list(t.shape)}" for t in tensors)
+    digest_text = s.canonical + "|" + ";".join(f"{dtypes.name(t.dtype)}{list(t.shape)}" for t in tensors)
     digest = hashlib.sha1(digest_text.encode()).hexdigest()[:8]
     name = full_name(op)
     tags = {op.name, "opinfo"}

@@ -7,12 +7,12 @@ target's range except in `to.f32_to_f16_overflow` (inf is the defined result).
 import torch
 
 from conformance import Dyn, T, op
+from conformance.dtypes import short_name
 
 from ._common import b8, bf16, f16, f32, f64, i8, i16, i32, i64, small_ints, specials, u8
 
 n = Dyn("n", 3, 6)
 
-NAMES = {f64: "f64", f32: "f32", f16: "f16", bf16: "bf16", i64: "i64", i32: "i32", i16: "i16", i8: "i8", u8: "u8", b8: "bool"}
 # (source spec, target): the source's values are representable in the target
 PAIRS = [
     (T(4, 8), f16),
@@ -51,7 +51,7 @@ def to(dtype):
 
 
 CASES = [
-    *[op(f"to.{NAMES[src.dtype]}_to_{NAMES[dst]}", to(dst), src) for src, dst in PAIRS],
+    *[op(f"to.{short_name(src.dtype)}_to_{short_name(dst)}", to(dst), src) for src, dst in PAIRS],
     # edge values
     op("to.f32_to_f16_overflow", to(f16), T(4, 8, low=6.6e4, high=1e5)),
     op("to.f32_to_f16_rounding", to(f16), T(4, 8, low=1000.0, high=1001.0)),

@@ -5,18 +5,14 @@ output_padding. Weights and bias are inputs; values in [-1, 1).
 
 import torch.nn.functional as F
 
-from conformance import Dyn, T, op
+from conformance import Dyn, op
 
-from ._common import ACC, FLOATS, acc, dtypes, f16, f32
+from ._common import ACC, FLOATS, U, acc, dtypes, f16, f32
 
 n = Dyn("n", 2, 3)
 h = Dyn("h", 8, 11)
 w = Dyn("w", 9, 12)
 A = acc(f32)
-
-
-def U(*shape, dtype=f32):
-    return T(*shape, dtype=dtype, low=-1.0, high=1.0)
 
 
 CASES = [

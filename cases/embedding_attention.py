@@ -9,17 +9,13 @@ import torch.nn.functional as F
 
 from conformance import Dyn, T, op
 
-from ._common import ACC, FLOATS, acc, dtypes, f16, f32, i32, i64, keep_diagonal
+from ._common import ACC, FLOATS, U, acc, dtypes, f16, f32, i32, i64, keep_diagonal
 
 b = Dyn("b", 2, 3)
 s = Dyn("s", 8, 13)
 n = Dyn("n", 3, 6)
 A = acc(f32)
 V = 50  # vocabulary
-
-
-def U(*shape, dtype=f32):
-    return T(*shape, dtype=dtype, low=-1.0, high=1.0)
 
 
 def I(*shape, high=V, dtype=i64):

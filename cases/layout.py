@@ -9,14 +9,10 @@ import torch.nn.functional as F
 
 from conformance import Dyn, T, op
 
-from ._common import acc, f16, f32, i32, strided, transposed
+from ._common import U, acc, f16, f32, i32, strided, transposed
 
 n = Dyn("n", 3, 6)
 A = acc(f32)
-
-
-def U(*shape, **kw):
-    return T(*shape, low=-1.0, high=1.0, **kw)
 
 
 CASES = [

@@ -10,17 +10,12 @@ import torch.nn.functional as F
 
 from conformance import Dyn, T, op
 
-from ._common import ACC, FLOATS, acc, bf16, dtypes, f16, f32, f64, i32, i64
+from ._common import ACC, FLOATS, U, acc, bf16, dtypes, f16, f32, f64, i32, i64
 
 n = Dyn("n", 3, 6)
 b = Dyn("b", 2, 4)
 k = Dyn("k", 8, 17)
 A = acc(f32)
-
-
-def U(*shape, dtype=f32):
-    """An operand in [-1, 1)."""
-    return T(*shape, dtype=dtype, low=-1.0, high=1.0)
 
 
 CASES = [

@@ -15,6 +15,7 @@ import torch
 from torch.testing._comparison import default_tolerances  # torch is pinned; this is assert_close's own table
 from torch.utils._pytree import keystr, tree_flatten_with_path
 
+from conformance import dtypes
 from conformance.taxonomy import Code
 
 # Nondeterministic cases (dropout, rand) are judged on statistics: each of
@@ -50,7 +51,7 @@ def describe(value: Any) -> str:
     t = _as_tensor(value)
     if t is None:
         return type(value).__name__
-    return f"{str(t.dtype).removeprefix('torch.')}{list(t.shape)}"
+    return f"{dtypes.name(t.dtype)}{list(t.shape)}"
 
 
 def _fmt_index(flat_index: int, shape: torch.Size) -> str:

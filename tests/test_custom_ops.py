@@ -22,6 +22,8 @@ from torch import nn
 from conformance.backends.protocol import CaseRun, StageFailure
 from conformance.custom_ops import audit, constants, contract, convert, interpreter, verify
 from conformance.custom_ops.contract import Arg, ContractError, Empty, TensorRef
+from conformance.custom_ops.encode import Unconvertible
+from conformance.custom_ops.reasons import EXPLANATIONS, Reason, explain
 from conformance.toolchain.mlir import walk
 from tests.conftest import FIXTURES
 
@@ -275,6 +277,15 @@ def test_an_unconvertible_op_is_named_with_its_reason_and_every_op_keeps_its_fat
         "aten.arange.default cannot become a tosa.custom (device-argument): its operand device is the device 'cpu'"
     )
     assert "also unconvertible: aten.zeros.default (device-argument)" in fates.summary()
+
+
+def test_every_reason_kind_has_its_explanation_and_a_misspelt_kind_is_refused():
+    assert [kind for kind in Reason if not EXPLANATIONS.get(kind)] == []
+    assert "no explanation recorded" in explain("mutaton")
+    assert all("no explanation recorded" not in explain(kind) for kind in Reason)
+    assert Unconvertible("aten.x.default", "mutation", "it writes").kind is Reason.MUTATION
+    with pytest.raises(ValueError, match="mutaton"):
+        Unconvertible("aten.x.default", "mutaton", "it writes")
 
 
 # -- through the framework: the registry's own machinery, a real child process ---------------------

@@ -20,24 +20,10 @@ from typing import Any, Callable, Iterable, Mapping
 
 import torch
 
-KINDS = ("op", "model", "opinfo")
-_PROJECT_ROOT = Path(__file__).resolve().parents[2]
+from conformance import dtypes
+from conformance.content import PROJECT_ROOT
 
-# Dtypes a generated input may have; anything else is a spec error at once.
-INPUT_DTYPES = frozenset(
-    {
-        torch.float64,
-        torch.float32,
-        torch.float16,
-        torch.bfloat16,
-        torch.int64,
-        torch.int32,
-        torch.int16,
-        torch.int8,
-        torch.uint8,
-        torch.bool,
-    }
-)
+KINDS = ("op", "model", "opinfo")
 
 
 class CaseError(ValueError):
@@ -94,8 +80,8 @@ class T:
         high: float | None = None,
         gen: Generator | None = None,
     ):
-        if dtype not in INPUT_DTYPES:
-            known = ", ".join(sorted(str(d) for d in INPUT_DTYPES))
+        if dtype not in dtypes.INPUT_DTYPES:  # anything else is a spec error at once
+            known = ", ".join(sorted(str(d) for d in dtypes.INPUT_DTYPES))
             raise CaseError(f"input dtype {dtype!r} is not supported; use one of {known}")
         for dim in shape:
             if not isinstance(dim, Dyn) and (not isinstance(dim, int) or dim < 0):
@@ -119,7 +105,7 @@ class T:
 
     def describe(self) -> str:
         dims = ",".join(d.name if isinstance(d, Dyn) else str(d) for d in self.shape)
-        return f"{str(self.dtype).removeprefix('torch.')}[{dims}]"
+        return f"{dtypes.name(self.dtype)}[{dims}]"
 
 
 class FunctionModule(torch.nn.Module):
@@ -207,13 +193,18 @@ class Case:
         return ", ".join(spec.describe() for spec in self.inputs)
 
 
-def _caller_location(depth: int = 2) -> str:
-    """`file:line` of the declaration; project files relative to the project root."""
+def caller_location(depth: int = 2) -> str:
+    """`file:line` of the code `depth` frames up the stack; project files relative to the project root.
+
+    The default is the caller of the function asking: a helper that declares
+    cases for its caller passes `defined_at=caller_location()`, so the cases
+    point at the declaration, not at the helper.
+    """
     # sys._getframe, not inspect.stack(): the latter reads source files for every
     # frame and made loading a 1,500-case registry take 14 s.
     frame = sys._getframe(depth)
     path = Path(frame.f_code.co_filename).resolve()
-    shown = path.relative_to(_PROJECT_ROOT) if _PROJECT_ROOT in path.parents else path
+    shown = path.relative_to(PROJECT_ROOT) if PROJECT_ROOT in path.parents else path
     return f"{shown}:{frame.f_lineno}"
 
 
@@ -225,7 +216,7 @@ def _declare(kind: str, id: str, build, inputs, *, tags: Iterable[str] = (), ops
         kind=kind,
         tags=frozenset(tags),
         ops=tuple(ops) if ops is not None else (),
-        defined_at=kw.pop("defined_at", None) or _caller_location(3),
+        defined_at=kw.pop("defined_at", None) or caller_location(3),
         **kw,
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from conformance.classify.text import clean, current_op, error_line, short
+from conformance.dtypes import VTENSOR
 from conformance.taxonomy import Code
 from conformance.toolchain.mlir import UNCONVERTED
 
@@ -83,7 +84,7 @@ def parse(stage: str, text: str):
     if legalize and restriction:
         # The pattern said why it gave up before the generic failure: a type it does not take.
         op = legalize.group(1).removeprefix("torch.")
-        types = sorted(set(re.findall(r"!torch\.vtensor<\[[^\]]*\],(\w+)>", _signature(text, legalize.group(1)))))
+        types = sorted({element for _, element in VTENSOR.findall(_signature(text, legalize.group(1)))})
         got = f" (the case has {', '.join(types)})" if types else ""
         return Code.ILLEGAL_TYPE, op, f"torch-mlir's lowering of {op} to {target} rejects the element type{got}: {short(clean(restriction.group(0)), 160)}"
     if legalize:

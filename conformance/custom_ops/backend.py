@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from conformance.backends.protocol import CaseRun, StageFailure, shared
 from conformance.custom_ops import contract, convert, interpreter, verify
+from conformance.custom_ops.encode import Unconvertible
+from conformance.custom_ops.reasons import Reason
 from conformance.taxonomy import Code
 from conformance.toolchain.mlir import write_ir
 from conformance.toolchain.torch_mlir import TorchMlirBackend, import_program
@@ -53,15 +55,14 @@ class TosaCustomBackend(TorchMlirBackend):
             if not ops:
                 raise
             # Not a conversion failure, but the conversion's question still has an answer for these ops.
-            sentences = {
-                op: f"{op} cannot become a tosa.custom (unimportable-weight-list): it takes a list of weights, which "
-                "torch-mlir's FX importer cannot import (it freezes weights into literals, and a torch list cannot "
-                "hold literals) unless the op is decomposed"
-                for op in ops
-            }
+            reason = (
+                "it takes a list of weights, which torch-mlir's FX importer cannot import (it freezes weights into "
+                "literals, and a torch list cannot hold literals) unless the op is decomposed"
+            )
+            sentences = {op: Unconvertible(op, Reason.UNIMPORTABLE_WEIGHT_LIST, reason).sentence for op in ops}
             case_run.extras.update(
                 {
-                    "custom_ops": {op: "unimportable-weight-list" for op in ops},
+                    "custom_ops": {op: Reason.UNIMPORTABLE_WEIGHT_LIST for op in ops},
                     "custom_op_reasons": sentences,
                     "custom_op_contract": contract.VERSION,
                 }

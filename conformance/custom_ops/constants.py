@@ -13,27 +13,9 @@ import re
 
 import torch
 
-TORCH_DTYPES = {
-    "f16": torch.float16,
-    "bf16": torch.bfloat16,
-    "f32": torch.float32,
-    "f64": torch.float64,
-    "i1": torch.bool,
-    "i8": torch.int8,
-    "si8": torch.int8,
-    "i16": torch.int16,
-    "si16": torch.int16,
-    "i32": torch.int32,
-    "si32": torch.int32,
-    "i64": torch.int64,
-    "si64": torch.int64,
-    "ui8": torch.uint8,
-    "ui16": torch.uint16,
-    "ui32": torch.uint32,
-    "ui64": torch.uint64,
-}
+from conformance import dtypes
+
 _BLOB = re.compile(r'^\s*"?([^":\s]+)"?\s*:\s*"0x([0-9A-Fa-f]*)"', re.MULTILINE)
-_TENSOR_TYPE = re.compile(r"tensor<((?:[0-9?]+x)*)([^>]+)>")
 
 
 class ConstantError(Exception):
@@ -52,11 +34,18 @@ def blobs(operation) -> dict[str, bytes]:
 
 
 def element_type(type_text: str) -> tuple[list[int], str]:
-    match = _TENSOR_TYPE.fullmatch(type_text)
-    if match is None:
+    parsed = dtypes.parse_tensor(type_text)
+    if parsed is None:
         raise ConstantError(f"{type_text} is not a ranked tensor type")
-    dims = [int(d) for d in match.group(1).split("x") if d]
-    return dims, match.group(2)
+    dims, element = parsed
+    return [int(d) for d in dims], element
+
+
+def _torch_dtype(element: str) -> torch.dtype:
+    dtype = dtypes.from_builtin(element)
+    if dtype is None:
+        raise ConstantError(f"no torch dtype for element type {element}")
+    return dtype
 
 
 def to_tensor(attr, resources: dict[str, bytes]) -> torch.Tensor:
@@ -65,9 +54,7 @@ def to_tensor(attr, resources: dict[str, bytes]) -> torch.Tensor:
     from torch_mlir import ir
 
     dims, element = element_type(str(attr.type))
-    dtype = TORCH_DTYPES.get(element)
-    if dtype is None:
-        raise ConstantError(f"no torch dtype for element type {element}")
+    dtype = _torch_dtype(element)
     text = str(attr)
     if text.startswith("dense_resource<"):
         name = text[len("dense_resource<") : text.index(">")]
@@ -96,5 +83,5 @@ def resource_attr(attr, builtin_type, resources: dict[str, bytes]):
         return ir.Attribute.parse(f"{text[: text.rindex(' : ')]} : {builtin_type}")
     name = text[len("dense_resource<") : text.index(">")]
     _, element = element_type(str(builtin_type))
-    data = np.frombuffer(resources[name], dtype=torch.empty(0, dtype=TORCH_DTYPES[element]).numpy().dtype).copy()
+    data = np.frombuffer(resources[name], dtype=torch.empty(0, dtype=_torch_dtype(element)).numpy().dtype).copy()
     return ir.DenseResourceElementsAttr.get_from_buffer(data, name, builtin_type, alignment=8)

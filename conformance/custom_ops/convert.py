@@ -27,6 +27,7 @@ from conformance.custom_ops.encode import (
     CONTROL_FLOW,
     MUTATING,
     STRUCTURAL,
+    Encoded,
     Unconvertible,
     empty_of,
     producer_of,
@@ -37,7 +38,7 @@ from conformance.custom_ops.encode import (
     op_name,
     tosa_type,
 )
-from conformance.custom_ops.reasons import CONVERTED, ERASED, FOLDED
+from conformance.custom_ops.reasons import CONVERTED, ERASED, FOLDED, Reason
 
 
 @dataclass
@@ -152,13 +153,14 @@ def _boundary_type(fates: Fates, value, role: str, index: int):
     text = str(value.type)
     try:
         if not text.startswith(("!torch.vtensor", "!torch.tensor")):
-            raise Unconvertible(label, f"non-tensor-{role}", f"it is {text}, not a tensor", subject)
+            kind = Reason.NON_TENSOR_ARGUMENT if role == "argument" else Reason.NON_TENSOR_RESULT
+            raise Unconvertible(label, kind, f"it is {text}, not a tensor", subject)
         try:
             return ir.Type.parse(tensor_type(label, value, None, allow_empty=role == "argument"))
         except Unconvertible as e:
             raise Unconvertible(label, e.kind, e.reason, subject) from None
     except Unconvertible as e:
-        if role == "result" and e.kind != "empty-tensor" and producer_of(value) is not None:
+        if role == "result" and e.kind != Reason.EMPTY_TENSOR and producer_of(value) is not None:
             return None  # the op producing it says why
         if role == "argument" and list(value.uses):
             return None  # the ops using it say why (an unused one is blamed on the boundary)
@@ -167,21 +169,18 @@ def _boundary_type(fates: Fates, value, role: str, index: int):
 
 
 def _convert_one(op, name: str, fates: Fates, env: dict) -> None:
-    from torch_mlir import ir
-    from torch_mlir.dialects import tosa
-
     try:
         if name in MUTATING:
-            raise Unconvertible(name.removeprefix("torch."), "mutation", "it overwrites the contents of a tensor in place")
+            raise Unconvertible(name.removeprefix("torch."), Reason.MUTATION, "it overwrites the contents of a tensor in place")
         if name in CONTROL_FLOW or len(op.operation.regions):
-            raise Unconvertible(name.removeprefix("torch."), "control-flow", "it is control flow with regions")
+            raise Unconvertible(name.removeprefix("torch."), Reason.CONTROL_FLOW, "it is control flow with regions")
         if not (name.startswith(("torch.aten.", "torch.prims.")) or name == "torch.operator"):
             raise Unconvertible(
-                name.removeprefix("torch."), "outside-contract", f"{name} is not an ATen or prims operator"
+                name.removeprefix("torch."), Reason.OUTSIDE_CONTRACT, f"{name} is not an ATen or prims operator"
             )
         contract_name = op_name(op)
         if name == "torch.operator" and not contract_name.startswith(("aten.", "prims.")):
-            raise Unconvertible(contract_name, "outside-contract", "it is not in the aten or prims namespace")
+            raise Unconvertible(contract_name, Reason.OUTSIDE_CONTRACT, "it is not in the aten or prims namespace")
         if contract_name in ASSERTIONS:
             check_assertion(op)
             fates.record(contract_name, ERASED)
@@ -196,14 +195,22 @@ def _convert_one(op, name: str, fates: Fates, env: dict) -> None:
     fates.record(encoded.operator_name, CONVERTED)
     if fates.failures or any(t not in env for t in encoded.tensors):
         return  # the program cannot be built any more; keep reading the ops for their fates
-    custom = tosa.CustomOp(
+    custom = _custom_op(encoded, [env[t] for t in encoded.tensors])
+    env.update(zip(encoded.outputs, custom.results))
+
+
+def _custom_op(encoded: Encoded, operands: list):
+    """The tosa.custom of one encoded op, at the current insertion point: contract v1's spelling."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import tosa
+
+    return tosa.CustomOp(
         [ir.Type.parse(t) for t in encoded.output_types],
         encoded.operator_name,
         contract.DOMAIN,
         encoded.attrs,
-        [env[t] for t in encoded.tensors],
+        operands,
     )
-    env.update(zip(encoded.outputs, custom.results))
 
 
 def _retype(attr, builtin_type, module, cache: dict):
@@ -229,7 +236,6 @@ def selected(name: str, wanted: list[str]) -> bool:
 def convert_selected(module, wanted: list[str]) -> Fates:
     """In place: the listed ops of a torch-dialect module -> tosa.custom between torch_c casts."""
     from torch_mlir import ir
-    from torch_mlir.dialects import tosa
 
     fates = Fates()
     main = _main(module)
@@ -251,7 +257,7 @@ def convert_selected(module, wanted: list[str]) -> Fates:
                     # All-ops mode spells it in its users' attributes; here its users stay torch ops.
                     raise Unconvertible(
                         encoded.operator_name,
-                        "empty-tensor",
+                        Reason.EMPTY_TENSOR,
                         "an empty result of it is used by the torch IR around it, and no TOSA op can produce one",
                     )
             except Unconvertible as e:
@@ -259,14 +265,7 @@ def convert_selected(module, wanted: list[str]) -> Fates:
                 continue
             fates.record(encoded.operator_name, CONVERTED)
             with ir.InsertionPoint(op):
-                inputs = [_builtin_operand(t, module, cache) for t in encoded.tensors]
-                custom = tosa.CustomOp(
-                    [ir.Type.parse(t) for t in encoded.output_types],
-                    encoded.operator_name,
-                    contract.DOMAIN,
-                    encoded.attrs,
-                    inputs,
-                )
+                custom = _custom_op(encoded, [_builtin_operand(t, module, cache) for t in encoded.tensors])
                 for old, new in zip(encoded.outputs, custom.results):
                     back = ir.Operation.create("torch_c.from_builtin_tensor", results=[old.type], operands=[new]).result
                     old.replace_all_uses_with(back)

@@ -10,33 +10,15 @@ which `fold` evaluates); everything computed at run time is refused.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance import dtypes
 from conformance.custom_ops import contract
 from conformance.custom_ops.contract import Arg, Empty, TensorRef
+from conformance.custom_ops.reasons import Reason
 from conformance.custom_ops.schema import Kind, schema_of
 
-_VTENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(.+)>")
-# torch element types -> builtin element types (signless, as TOSA has them).
-ELEMENT_TYPES = {
-    "f16": "f16",
-    "bf16": "bf16",
-    "f32": "f32",
-    "f64": "f64",
-    "i1": "i1",
-    "si8": "i8",
-    "si16": "i16",
-    "si32": "i32",
-    "si64": "i64",
-    "ui8": "ui8",
-    "ui16": "ui16",
-    "ui32": "ui32",
-    "ui64": "ui64",
-    "f8E5M2": "f8E5M2",
-    "f8E4M3FN": "f8E4M3FN",
-}
 # What the validation target (verify.TARGET: TOSA 1.1 draft, profiles pro_int
 # and pro_fp, extensions int16, int64, bf16, fp8, dynamic) allows. No TOSA
 # profile has f64, unsigned integers or complex numbers.
@@ -58,9 +40,10 @@ ASSERTIONS = {"aten._assert_tensor_metadata.default"}
 
 
 class Unconvertible(Exception):
-    """One op cannot become a tosa.custom: `kind` (reasons.KINDS) and a sentence naming op and reason."""
+    """One op cannot become a tosa.custom: the kind of reason and a sentence naming op and reason."""
 
-    def __init__(self, op: str, kind: str, reason: str, subject: str | None = None):
+    def __init__(self, op: str, kind: Reason, reason: str, subject: str | None = None):
+        kind = Reason(kind)  # a misspelt kind fails here, not later as "no explanation recorded"
         super().__init__(f"{subject or op} cannot become a tosa.custom ({kind}): {reason}")
         self.op = op
         self.kind = kind
@@ -100,15 +83,14 @@ def contract_string(attr) -> str:
 def tosa_type(torch_type, legal_only: bool = False) -> str:
     """`!torch.vtensor<[2,?],si64>` -> `tensor<2x?xi64>`; KeyError (element) or ValueError (no type) when impossible."""
     text = str(torch_type)
-    match = _VTENSOR.fullmatch(text)
-    if match is None:
+    parsed = dtypes.parse_vtensor(text)
+    if parsed is None:
         raise ValueError(text)
-    dims = [d.strip() for d in match.group(1).split(",") if d.strip()] if match.group(1) else []
-    element = ELEMENT_TYPES[match.group(2)]
-    if legal_only and element not in TOSA_ELEMENT_TYPES:
-        raise KeyError(element)
-    shape = "x".join("?" if d == "?" else d for d in dims)
-    return f"tensor<{shape}x{element}>" if dims else f"tensor<{element}>"
+    dims, torch_element = parsed
+    element = dtypes.builtin_of(torch_element)
+    if element is None or (legal_only and element not in TOSA_ELEMENT_TYPES):
+        raise KeyError(torch_element)
+    return dtypes.tensor_type(dims, element)
 
 
 def _its(role: str | None) -> str:
@@ -117,18 +99,16 @@ def _its(role: str | None) -> str:
 
 def empty_of(op: str, value, role: str) -> Empty | None:
     """The contract's Empty for a tensor with a zero-sized dimension (contract v1 spells it in JSON), else None."""
-    from conformance.toolchain.torch_mlir import MLIR_DTYPES
-
-    match = _VTENSOR.fullmatch(str(value.type))
-    if match is None:
+    parsed = dtypes.parse_vtensor(str(value.type))
+    if parsed is None:
         return None
-    dims = [d.strip() for d in match.group(1).split(",") if d.strip()]
+    dims, element = parsed
     if "0" not in dims:
         return None
     if "?" in dims:
-        raise Unconvertible(op, "empty-tensor", f"{_its(role)} has type {value.type}: empty, with a dynamic size too, so no static shape spells it")
-    dtype = MLIR_DTYPES.get(match.group(2))
-    if dtype is None or ELEMENT_TYPES.get(match.group(2)) not in TOSA_ELEMENT_TYPES:
+        raise Unconvertible(op, Reason.EMPTY_TENSOR, f"{_its(role)} has type {value.type}: empty, with a dynamic size too, so no static shape spells it")
+    dtype = dtypes.from_torch_mlir(element)
+    if dtype is None or dtypes.builtin_of(element) not in TOSA_ELEMENT_TYPES:
         tensor_type(op, value, role, allow_empty=True)  # raises the element type's reason
     return Empty(tuple(int(d) for d in dims), dtype)
 
@@ -137,19 +117,19 @@ def tensor_type(op: str, value, role: str, allow_empty: bool = False) -> str:
     """The TOSA type of a tensor value, or Unconvertible saying why it has none."""
     text = str(value.type)
     if text.startswith("!torch.tensor"):
-        raise Unconvertible(op, "mutation", f"{_its(role)} is a non-value tensor ({text}), i.e. mutable memory")
+        raise Unconvertible(op, Reason.MUTATION, f"{_its(role)} is a non-value tensor ({text}), i.e. mutable memory")
     try:
         converted = tosa_type(value.type, legal_only=True)
-    except KeyError:
-        element = _VTENSOR.fullmatch(text).group(2)
+    except KeyError as e:
+        element = e.args[0]
         raise Unconvertible(
-            op, "non-tosa-element-type", f"{_its(role)} has element type {element}, which no TOSA profile or extension allows"
+            op, Reason.NON_TOSA_ELEMENT_TYPE, f"{_its(role)} has element type {element}, which no TOSA profile or extension allows"
         ) from None
     except ValueError:
-        raise Unconvertible(op, "unknown-tensor-type", f"{_its(role)} has type {text}, without a known rank and dtype") from None
-    dims = _VTENSOR.fullmatch(text).group(1).split(",")
-    if not allow_empty and any(d.strip() == "0" for d in dims):
-        raise Unconvertible(op, "empty-tensor", f"{_its(role)} has type {text}, with a zero-sized dimension")
+        raise Unconvertible(op, Reason.UNKNOWN_TENSOR_TYPE, f"{_its(role)} has type {text}, without a known rank and dtype") from None
+    dims, _ = dtypes.parse_vtensor(text)
+    if not allow_empty and "0" in dims:
+        raise Unconvertible(op, Reason.EMPTY_TENSOR, f"{_its(role)} has type {text}, with a zero-sized dimension")
     return converted
 
 
@@ -277,7 +257,7 @@ class _Encoder:
         base = kind.base
         if base == "Tensor":
             if not type_text.startswith(("!torch.vtensor", "!torch.tensor")):
-                raise Unconvertible(self.op, "schema-mismatch", f"its operand {name} is {type_text} where the schema says Tensor")
+                raise Unconvertible(self.op, Reason.SCHEMA_MISMATCH, f"its operand {name} is {type_text} where the schema says Tensor")
             empty = empty_of(self.op, value, f"operand {name}")
             if empty is not None:
                 return empty
@@ -290,27 +270,27 @@ class _Encoder:
             if producer is not None and producer.operation.name == "torch.constant.device":
                 spelled = f" {contract_string(producer.operation.attributes['value'])!r}"
             raise Unconvertible(
-                self.op, "device-argument", f"its operand {name} is the device{spelled}, which contract v1 does not encode"
+                self.op, Reason.DEVICE_ARGUMENT, f"its operand {name} is the device{spelled}, which contract v1 does not encode"
             )
         if base == "Generator":
-            raise Unconvertible(self.op, "generator-argument", f"its operand {name} is a random-number generator")
+            raise Unconvertible(self.op, Reason.GENERATOR_ARGUMENT, f"its operand {name} is a random-number generator")
         if base in SCALAR_BASES:
             if not is_const:
                 return self._runtime(value, name, type_text)
             if base in ("ScalarType", "Layout", "MemoryFormat"):
                 table = _enum_tables()[base]
                 if const not in table:
-                    raise Unconvertible(self.op, "unencodable-operand", f"its operand {name} is {base} number {const}, unknown to torch-mlir")
+                    raise Unconvertible(self.op, Reason.UNENCODABLE_OPERAND, f"its operand {name} is {base} number {const}, unknown to torch-mlir")
                 return table[const]
             if base in ("float", "SymFloat") and isinstance(const, int) and not isinstance(const, bool):
                 return float(const)
             return const
-        raise Unconvertible(self.op, "unencodable-operand", f"its operand {name} has schema type {kind} ({type_text})")
+        raise Unconvertible(self.op, Reason.UNENCODABLE_OPERAND, f"its operand {name} has schema type {kind} ({type_text})")
 
     def _runtime(self, value, name: str, type_text: str):
         raise Unconvertible(
             self.op,
-            "runtime-scalar",
+            Reason.RUNTIME_SCALAR,
             f"its operand {name} ({type_text}) is computed at run time by {producer_name(value)}, not a compile-time constant",
         )
 
@@ -335,25 +315,25 @@ def encode_op(op) -> Encoded:
     name = op_name(op)
     operation = op.operation
     if len(operation.regions):
-        raise Unconvertible(name, "control-flow", "it holds regions")
+        raise Unconvertible(name, Reason.CONTROL_FLOW, "it holds regions")
     overload = resolve_overload(name)
     if overload is None:
-        raise Unconvertible(name, "unknown-operator", "torch.ops has no such operator to call it by")
+        raise Unconvertible(name, Reason.UNKNOWN_OPERATOR, "torch.ops has no such operator to call it by")
     schema = schema_of(overload)
     operands = list(operation.operands)
     if len(operands) != len(schema.arguments):
         raise Unconvertible(
-            name, "schema-mismatch", f"it has {len(operands)} operands in the IR but {len(schema.arguments)} in its schema"
+            name, Reason.SCHEMA_MISMATCH, f"it has {len(operands)} operands in the IR but {len(schema.arguments)} in its schema"
         )
     written = [a.name for a in schema.arguments if a.writes]
     if written:
-        raise Unconvertible(name, "mutation", f"it writes into its operand {written[0]}")
+        raise Unconvertible(name, Reason.MUTATION, f"it writes into its operand {written[0]}")
     encoder = _Encoder(name)
     args = [Arg(a.name, encoder.value(v, a.kind, a.name), a.keyword) for a, v in zip(schema.arguments, operands)]
 
     results = list(operation.results)
     if not results:
-        raise Unconvertible(name, "no-result", "it returns nothing and acts only by side effect")
+        raise Unconvertible(name, Reason.NO_RESULT, "it returns nothing and acts only by side effect")
     output_types: list[str] = []
     outputs: list = []
     empties: list = []
@@ -376,10 +356,10 @@ def encode_op(op) -> Encoded:
         elif text.startswith("!torch.list<") and ("vtensor" in text or "tensor" in text) and len(results) == 1:
             unpack = _list_unpack(result)
             if unpack is None:
-                raise Unconvertible(name, "tensor-list-result", f"it returns {text} and nothing in the IR fixes its length")
+                raise Unconvertible(name, Reason.TENSOR_LIST_RESULT, f"it returns {text} and nothing in the IR fixes its length")
             declared.append([declare(element, f"result [{j}]") for j, element in enumerate(unpack.operation.results)])
         else:
-            raise Unconvertible(name, "non-tensor-result", f"it returns {text}, not a tensor")
+            raise Unconvertible(name, Reason.NON_TENSOR_RESULT, f"it returns {text}, not a tensor")
     attrs = contract.encode(args, declared)
     return Encoded(name, attrs, list(encoder.tensors), output_types, outputs, empties)
 
@@ -390,17 +370,15 @@ def check_assertion(op) -> None:
     schema = schema_of(resolve_overload(name))
     values = dict(zip([a.name for a in schema.arguments], op.operation.operands))
     tensor = values["a"]
-    match = _VTENSOR.fullmatch(str(tensor.type))
-    if match is None:
-        raise Unconvertible(name, "no-result", f"it asserts metadata of {tensor.type}, which has no static type to check")
-    dims = [d.strip() for d in match.group(1).split(",") if d.strip()]
+    parsed = dtypes.parse_vtensor(str(tensor.type))
+    if parsed is None:
+        raise Unconvertible(name, Reason.NO_RESULT, f"it asserts metadata of {tensor.type}, which has no static type to check")
+    dims, element = parsed
     is_const, dtype = _constant(values["dtype"])
     if is_const and dtype is not None:
         expected = _enum_tables()["ScalarType"].get(dtype)
-        from conformance.toolchain.torch_mlir import MLIR_DTYPES
-
-        if MLIR_DTYPES.get(match.group(2)) != expected:
-            raise Unconvertible(name, "no-result", f"it asserts dtype {expected} on a {match.group(2)} tensor")
+        if dtypes.from_torch_mlir(element) != expected:
+            raise Unconvertible(name, Reason.NO_RESULT, f"it asserts dtype {expected} on a {element} tensor")
     size_value = _look_through(values["size"])
     is_const, none = _constant(size_value)
     if not (is_const and none is None):
@@ -409,4 +387,4 @@ def check_assertion(op) -> None:
         if producer is None or producer.operation.name != "torch.prim.ListConstruct" or [
             str(v) for ok, v in sizes
         ] != dims:
-            raise Unconvertible(name, "no-result", "it asserts sizes that the IR's static type does not state")
+            raise Unconvertible(name, Reason.NO_RESULT, "it asserts sizes that the IR's static type does not state")

@@ -22,6 +22,7 @@ from pathlib import Path
 from conformance.execution.capture import read_log
 from conformance.execution.messages import Error, Exit, Init, Message, Ready, decode, encode
 from conformance.execution.settings import Settings
+from conformance.toolchain.tools import signal_name
 
 STARTUP_TIMEOUT = 600.0  # importing torch + loading a large suite on a busy machine
 MEMORY_CHECK_SECONDS = 2.0
@@ -160,11 +161,7 @@ class ChildProcess:
             self.kill()
             code = self.process.returncode
         if code is not None and code < 0:
-            try:
-                name = signal.Signals(-code).name
-            except ValueError:
-                name = "an unknown signal"
-            return f"killed by signal {name} ({-code})"
+            return f"killed by signal {signal_name(-code)}"
         return f"exited with status {code}"
 
     def kill(self) -> None:

@@ -191,11 +191,13 @@ def tolerance_flags(case) -> list[str]:
     """iree-run-module's comparison flags for the case's tolerances (torch.testing's when unset)."""
     from torch.testing._comparison import default_tolerances
 
+    from conformance.dtypes import builtin_name
+
     flags = []
     rtols = []
-    for name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16), ("f32", torch.float32), ("f64", torch.float64)):
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
         rtol, atol = (case.rtol, case.atol) if case.rtol is not None else default_tolerances(dtype)
-        flags.append(f"--expected_{name}_threshold={atol:g}")
+        flags.append(f"--expected_{builtin_name(dtype)}_threshold={atol:g}")
         rtols.append(rtol)
     # One rtol for every type: the float32 one, which is what most cases produce.
     return [*flags, f"--expected_rtol={rtols[2]:g}"]

@@ -23,14 +23,15 @@ class ToolError(Exception):
     """A tool failed; the message starts with its name (parsers key on it), then all it printed."""
 
     def __init__(self, tool: str, returncode: int, output: str):
-        how = f"killed by signal {_signal_name(-returncode)}" if returncode < 0 else f"exited with status {returncode}"
+        how = f"killed by signal {signal_name(-returncode)}" if returncode < 0 else f"exited with status {returncode}"
         super().__init__(f"{tool} {how}:\n{output.strip()}")
         self.tool = tool
         self.returncode = returncode
         self.output = output
 
 
-def _signal_name(number: int) -> str:
+def signal_name(number: int) -> str:
+    """`SIGSEGV (11)`; the bare number for a signal Python has no name for."""
     try:
         return f"{signal.Signals(number).name} ({number})"
     except ValueError:

@@ -14,11 +14,11 @@ a clone of the contract module.
 from __future__ import annotations
 
 import inspect
-import re
 import sys
 
 import torch
 
+from conformance import dtypes
 from conformance.backends.protocol import Backend, CaseRun, StageFailure, shared
 from conformance.compare import describe
 from conformance.taxonomy import Code
@@ -200,22 +200,6 @@ def import_program(program, case_run: CaseRun | None = None):
 
 # -- the type check: the shape library's promise ---------------------------------
 
-_VTENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(\w+)>")
-MLIR_DTYPES = {
-    "f64": torch.float64,
-    "f32": torch.float32,
-    "f16": torch.float16,
-    "bf16": torch.bfloat16,
-    "si64": torch.int64,
-    "si32": torch.int32,
-    "si16": torch.int16,
-    "si8": torch.int8,
-    "ui8": torch.uint8,
-    "i1": torch.bool,
-}
-DTYPE_NAMES = {v: k for k, v in MLIR_DTYPES.items()}
-
-
 def declared_results(contract) -> list[tuple[str, list[int | None] | None, str | None, str | None]]:
     """(type text, dims with None for '?', MLIR dtype name, producing op) of each result of @main."""
     main = next(op for op in contract.regions[0].blocks[0].operations if op.operation.name == "func.func")
@@ -223,14 +207,14 @@ def declared_results(contract) -> list[tuple[str, list[int | None] | None, str |
     out = []
     for value in returned.operands:
         text = str(value.type)
-        match = _VTENSOR.fullmatch(text)
+        parsed = dtypes.parse_vtensor(text)
         owner = value.owner  # an op, or a block for a function argument returned as is
         producer = owner.operation.name if hasattr(owner, "operation") else None
-        if match is None:
+        if parsed is None:
             out.append((text, None, None, producer))
             continue
-        dims = [None if d == "?" else int(d) for d in match.group(1).split(",") if d] if match.group(1) else []
-        out.append((text, dims, match.group(2), producer))
+        dims, element = parsed
+        out.append((text, [None if d == "?" else int(d) for d in dims], element, producer))
     return out
 
 
@@ -246,12 +230,12 @@ def check_result_types(contract, case_run: CaseRun) -> None:
         if dims is None:
             continue  # not a value tensor with known type: nothing promised
         shape_ok = len(dims) == eager.dim() and all(d is None or d == s for d, s in zip(dims, eager.shape))
-        dtype = MLIR_DTYPES.get(dtype_name)
+        dtype = dtypes.from_torch_mlir(dtype_name)
         dtype_ok = dtype is None or dtype == eager.dtype
         if shape_ok and dtype_ok:
             continue
         ir_says = f"{dtype_name}[{','.join('?' if d is None else str(d) for d in dims)}]"
-        eager_gives = f"{DTYPE_NAMES.get(eager.dtype, eager.dtype)}[{','.join(map(str, eager.shape))}]"
+        eager_gives = f"{dtypes.torch_mlir_name(eager.dtype) or eager.dtype}[{','.join(map(str, eager.shape))}]"
         op = producer.removeprefix("torch.") if producer and producer.startswith("torch.") else None
         raise StageFailure(
             Code.TYPE_REFINEMENT,
