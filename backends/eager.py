@@ -14,7 +14,7 @@ class Eager(Backend):
     stages = ("run",)
 
     def run(self, _, inputs, case_run):
-        with torch.no_grad():
+        with torch.no_grad(), case_run.case.eager():  # the context the case's reference ran in
             return case_run.module(*inputs)
 
 

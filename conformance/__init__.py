@@ -1,7 +1,7 @@
 """conformance: backend-contract conformance tests for PyTorch-to-MLIR compilers.
 
 The public API for content authors:
-  - cases:    `op`, `model`, `T`, `Dyn`, `Case`  (see conformance.cases)
+  - cases:    `op`, `model`, `T`, `Dyn`, `Exact`, `Stored`, `Case`  (see conformance.cases)
   - backends: `Backend`, `CaseRun`, `StageFailure`, `shared`, `batched`
 
 They are imported on first use: both import torch, and the pytest plugin
@@ -14,7 +14,7 @@ import importlib
 
 _HOMES = {
     **dict.fromkeys(["Backend", "CaseRun", "StageFailure", "batched", "shared"], "conformance.backends.protocol"),
-    **dict.fromkeys(["Case", "Dyn", "T", "model", "op"], "conformance.cases"),
+    **dict.fromkeys(["Case", "Dyn", "Exact", "Stored", "T", "model", "op"], "conformance.cases"),
 }
 
 __all__ = sorted(_HOMES)

@@ -4,8 +4,8 @@
         README.txt       case, backend, stage, code, explanation; how to replay
         reproduce.sh     the exact public-tool commands (torch-mlir-opt, iree-compile, ...)
         <stage input>    e.g. input.mlir: the IR entering the failing stage
-        inputs/          the case's inputs as .npy (one folder per input set)
-        expected/        eager's outputs as .npy
+        inputs/          the case's inputs as .npy (one folder per input set; .pt where NumPy has no such dtype)
+        expected/        the reference's outputs (eager's, or the suite's stored ones), the same way
         details.txt      every diagnostic captured
 
 A stage says how to replay itself (CaseRun.reproduce) before its risky part;
@@ -16,6 +16,8 @@ bundle behind: the supervisor finalises those, the child finalises the rest.
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
 import shutil
 from pathlib import Path
@@ -28,6 +30,7 @@ from conformance.result import Result
 from conformance.toolchain.tools import public_tool_path
 
 STAGING = ".staging"
+RERUN = "rerun.json"  # in a staging folder: how to rerun the pair through pytest, and from where
 
 
 def staging_dir(artifacts: str | Path, case: str, backend: str) -> Path:
@@ -38,11 +41,9 @@ def bundle_dir(artifacts: str | Path, case: str, backend: str) -> Path:
     return Path(artifacts) / safe_name(case) / safe_name(backend)
 
 
-def stage_case_data(staging: Path, case_run) -> None:
-    """The inputs and eager's outputs, written before any backend stage runs."""
+def stage_case_data(staging: Path, case_run, rerun: str) -> None:
+    """The inputs and the reference's outputs, and `rerun` (the pytest command), before any backend stage runs."""
     from torch.utils._pytree import tree_flatten
-
-    from conformance.toolchain.arrays import to_numpy
 
     for index, (inputs, expected) in enumerate(zip(case_run.inputs, case_run.expected)):
         for folder, tensors in (("inputs", inputs), ("expected", tree_flatten(expected)[0])):
@@ -50,7 +51,23 @@ def stage_case_data(staging: Path, case_run) -> None:
             target.mkdir(parents=True, exist_ok=True)
             for i, t in enumerate(tensors):
                 if hasattr(t, "detach"):
-                    np.save(target / f"{i}.npy", to_numpy(t))
+                    save_tensor(t, target / str(i))
+    # The run's case sources may be relative paths: the command runs where the run ran.
+    (staging / RERUN).write_text(json.dumps({"cwd": os.getcwd(), "command": rerun}))
+
+
+def save_tensor(t, stem: Path) -> None:
+    """`stem`.npy, byte for byte; `stem`.pt (torch.save) for a dtype NumPy cannot hold (fp8, complex32, quantized)."""
+    import torch
+
+    from conformance.toolchain.arrays import to_numpy
+
+    try:
+        array = to_numpy(t)
+    except (TypeError, RuntimeError):
+        torch.save(t.detach().clone(), stem.with_suffix(".pt"))
+        return
+    np.save(stem.with_suffix(".npy"), array)
 
 
 def finalize(artifacts: str | Path, result: Result) -> Path | None:
@@ -75,7 +92,7 @@ def finalize(artifacts: str | Path, result: Result) -> Path | None:
         for item in replay.iterdir():
             if item.name != COMMANDS:
                 shutil.move(str(item), bundle / item.name)
-    _write_script(bundle, result, commands)
+    _write_script(bundle, result, commands, _rerun(staging))
     (bundle / "details.txt").write_text(result.details or "(no diagnostics captured)\n")
     (bundle / "README.txt").write_text(_readme(result, bool(commands)))
     _remove_staging(staging)
@@ -92,7 +109,14 @@ def _remove_staging(staging: Path) -> None:
             break
 
 
-def _write_script(bundle: Path, result: Result, commands: list[list[str]]) -> None:
+def _rerun(staging: Path) -> dict | None:
+    try:
+        return json.loads((staging / RERUN).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write_script(bundle: Path, result: Result, commands: list[list[str]], rerun: dict | None) -> None:
     lines = [
         "#!/bin/sh",
         f"# Replays {result.case}[{result.backend}]: {result.code} at stage {result.stage}.",
@@ -103,8 +127,11 @@ def _write_script(bundle: Path, result: Result, commands: list[list[str]]) -> No
     ]
     if commands:
         lines += [shlex.join(command) for command in commands]
+    elif rerun:
+        # No public tool runs this stage on its own (torch.export, the FX import, eager): rerun the
+        # case as the run ran it, with its case sources (a suite from elsewhere is found only so).
+        lines += [f"cd {shlex.quote(rerun['cwd'])}", rerun["command"]]
     else:
-        # No public tool runs this stage on its own (torch.export, the FX import, eager): rerun the case.
         lines.append(f"pytest --backend={shlex.quote(result.backend)} --case={shlex.quote(result.case)}")
     path = bundle / "reproduce.sh"
     path.write_text("\n".join(lines) + "\n")
@@ -121,6 +148,7 @@ def _readme(result: Result, has_commands: bool) -> str:
     return (
         f"case {result.case}, backend {result.backend}, stage {result.stage}, code {result.code}{op}\n"
         f"{result.explanation}\n\n{how}\n"
-        "inputs/setN/I.npy are the case's inputs and expected/setN/J.npy eager's outputs (input set N).\n"
+        "inputs/setN/I.npy are the case's inputs and expected/setN/J.npy the reference's outputs (input set N;\n"
+        "I.pt and J.pt, read with torch.load, for dtypes NumPy cannot hold).\n"
         "details.txt holds every diagnostic the tools printed.\n"
     )

@@ -68,51 +68,56 @@ def compare(
     atol: float | None = None,
     statistical: bool = False,
     label: str = "output",
+    reference: str = "eager",
 ) -> Mismatch | None:
-    """None when `actual` matches `expected`, else the first Mismatch found; `label` names what is compared."""
+    """None when `actual` matches `expected`, else the first Mismatch found.
+
+    `label` names what is compared, `reference` where `expected` comes from
+    (a stored reference reads "expected (ONNX test data)").
+    """
     exp, act = _leaves(expected, label), _leaves(actual, label)
     if len(exp) != len(act):
         return Mismatch(
             Code.STRUCTURE_MISMATCH,
-            f"eager returns {len(exp)} output(s) ({', '.join(describe(v) for _, v in exp)}) "
+            f"{reference} returns {len(exp)} output(s) ({', '.join(describe(v) for _, v in exp)}) "
             f"but the backend returned {len(act)} ({', '.join(describe(v) for _, v in act) or 'nothing'})",
         )
     for (path, e), (_, a) in zip(exp, act):
-        mismatch = _compare_leaf(path, e, a, rtol, atol, statistical)
+        mismatch = _compare_leaf(path, e, a, rtol, atol, statistical, reference)
         if mismatch:
             return mismatch
     return None
 
 
-def _compare_leaf(path, e, a, rtol, atol, statistical) -> Mismatch | None:
+def _compare_leaf(path, e, a, rtol, atol, statistical, reference) -> Mismatch | None:
     if e is None or a is None:
         if e is None and a is None:
             return None
-        return Mismatch(Code.STRUCTURE_MISMATCH, f"{path}: eager gives {describe(e)}, the backend {describe(a)}")
+        return Mismatch(Code.STRUCTURE_MISMATCH, f"{path}: {reference} gives {describe(e)}, the backend {describe(a)}")
     te, ta = _as_tensor(e), _as_tensor(a)
     if te is None or ta is None:
         if e == a:
             return None
-        return Mismatch(Code.STRUCTURE_MISMATCH, f"{path}: eager gives {e!r}, the backend {a!r}")
+        return Mismatch(Code.STRUCTURE_MISMATCH, f"{path}: {reference} gives {e!r}, the backend {a!r}")
     # A Python scalar has no dtype of its own to hold the backend to.
     scalar = not isinstance(e, (torch.Tensor, np.ndarray)) or not isinstance(a, (torch.Tensor, np.ndarray, np.generic))
     if te.dtype != ta.dtype and not scalar:
         return Mismatch(
             Code.DTYPE_MISMATCH,
-            f"{path}: eager gives {describe(te)}, the backend {describe(ta)}",
+            f"{path}: {reference} gives {describe(te)}, the backend {describe(ta)}",
         )
     if te.shape != ta.shape:
-        return Mismatch(Code.SHAPE_MISMATCH, f"{path}: eager gives {describe(te)}, the backend {describe(ta)}")
+        return Mismatch(Code.SHAPE_MISMATCH, f"{path}: {reference} gives {describe(te)}, the backend {describe(ta)}")
     if statistical:
-        return _compare_statistics(path, te, ta)
+        return _compare_statistics(path, te, ta, reference)
     if te.dtype.is_floating_point or te.dtype.is_complex:
-        nan = _compare_nans(path, te, ta)
+        nan = _compare_nans(path, te, ta, reference)
         if nan:
             return nan
     return _compare_values(path, te, ta, rtol, atol)
 
 
-def _compare_nans(path: str, te: torch.Tensor, ta: torch.Tensor) -> Mismatch | None:
+def _compare_nans(path: str, te: torch.Tensor, ta: torch.Tensor, reference: str) -> Mismatch | None:
     ne, na = torch.isnan(te), torch.isnan(ta.to(te.dtype))
     if torch.equal(ne, na):
         return None
@@ -122,13 +127,13 @@ def _compare_nans(path: str, te: torch.Tensor, ta: torch.Tensor) -> Mismatch | N
         i = int(extra.nonzero()[0])
         return Mismatch(
             Code.NAN_MISMATCH,
-            f"{path}: the backend gives NaN at {int(extra.sum())} of {te.numel()} places where eager does not "
-            f"(first at {_fmt_index(i, te.shape)}, eager {te.flatten()[i].item():.6g})",
+            f"{path}: the backend gives NaN at {int(extra.sum())} of {te.numel()} places where {reference} does not "
+            f"(first at {_fmt_index(i, te.shape)}, {reference} {te.flatten()[i].item():.6g})",
         )
     i = int(missing.nonzero()[0])
     return Mismatch(
         Code.NAN_MISMATCH,
-        f"{path}: eager gives NaN at {int(missing.sum())} of {te.numel()} places where the backend does not "
+        f"{path}: {reference} gives NaN at {int(missing.sum())} of {te.numel()} places where the backend does not "
         f"(first at {_fmt_index(i, te.shape)}, backend {ta.flatten()[i].item():.6g})",
     )
 
@@ -163,7 +168,7 @@ def _compare_values(path, te, ta, rtol, atol) -> Mismatch | None:
     )
 
 
-def _compare_statistics(path: str, te: torch.Tensor, ta: torch.Tensor) -> Mismatch | None:
+def _compare_statistics(path: str, te: torch.Tensor, ta: torch.Tensor, reference: str) -> Mismatch | None:
     if not te.dtype.is_floating_point or te.numel() == 0:
         return None
     e, a = te.double(), ta.double()
@@ -177,7 +182,7 @@ def _compare_statistics(path: str, te: torch.Tensor, ta: torch.Tensor) -> Mismat
         if abs(ve - va) > tol:
             return Mismatch(
                 Code.NUMERIC_MISMATCH,
-                f"{path}: statistics differ (nondeterministic case): {name} is {va:.4g}, eager {ve:.4g}, "
+                f"{path}: statistics differ (nondeterministic case): {name} is {va:.4g}, {reference} {ve:.4g}, "
                 f"allowed difference {tol:.3g}",
             )
     return None

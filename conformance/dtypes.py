@@ -6,8 +6,8 @@
     case ids         i64      `add.i64`, the suffix cases/_common.dtypes() adds
 
 Whoever turns a type into text or text into a type asks here, so adding a
-dtype is one row. `case_input` marks the dtypes a case's T() inputs may
-have; the other rows are types the IR can hold (a cast's result, a weight).
+dtype is one row. Every row is a dtype a case's input may have (drawn by
+T(), or given exactly); a dtype not in the table is an error naming the case.
 
 The second half reads MLIR type text: `!torch.vtensor<[2,?],si64>` and the
 builtin `tensor<2x?xi64>`.
@@ -27,26 +27,39 @@ class DType:
     torch_mlir: str  # element type in torch-mlir's torch dialect
     builtin: str  # element type in builtin MLIR (signless integers, as TOSA has them)
     short: str  # in case ids
-    case_input: bool = False  # a case input may have it (T(..., dtype=...))
 
 
+# Every dtype a PyTorch tensor can have and a case may take as an input. Left out:
+# the bits* types (opaque bytes: no op computes on them) and the sub-byte
+# int1..int7 / uint1..uint7 and quint4x2 / quint2x4 (no op, not even a copy, takes them).
 TABLE: tuple[DType, ...] = (
-    #     torch                 torch dialect  builtin     short        case input
-    DType(torch.float64,        "f64",         "f64",      "f64",       True),
-    DType(torch.float32,        "f32",         "f32",      "f32",       True),
-    DType(torch.float16,        "f16",         "f16",      "f16",       True),
-    DType(torch.bfloat16,       "bf16",        "bf16",     "bf16",      True),
-    DType(torch.int64,          "si64",        "i64",      "i64",       True),
-    DType(torch.int32,          "si32",        "i32",      "i32",       True),
-    DType(torch.int16,          "si16",        "i16",      "i16",       True),
-    DType(torch.int8,           "si8",         "i8",       "i8",        True),
-    DType(torch.uint8,          "ui8",         "ui8",      "u8",        True),
-    DType(torch.bool,           "i1",          "i1",       "bool",      True),
-    DType(torch.uint16,         "ui16",        "ui16",     "u16"),
-    DType(torch.uint32,         "ui32",        "ui32",     "u32"),
-    DType(torch.uint64,         "ui64",        "ui64",     "u64"),
-    DType(torch.float8_e5m2,    "f8E5M2",      "f8E5M2",   "f8e5m2"),
-    DType(torch.float8_e4m3fn,  "f8E4M3FN",    "f8E4M3FN", "f8e4m3fn"),
+    #     torch                   torch dialect    builtin          short
+    DType(torch.float64,          "f64",           "f64",           "f64"),
+    DType(torch.float32,          "f32",           "f32",           "f32"),
+    DType(torch.float16,          "f16",           "f16",           "f16"),
+    DType(torch.bfloat16,         "bf16",          "bf16",          "bf16"),
+    DType(torch.int64,            "si64",          "i64",           "i64"),
+    DType(torch.int32,            "si32",          "i32",           "i32"),
+    DType(torch.int16,            "si16",          "i16",           "i16"),
+    DType(torch.int8,             "si8",           "i8",            "i8"),
+    DType(torch.uint8,            "ui8",           "ui8",           "u8"),
+    DType(torch.bool,             "i1",            "i1",            "bool"),
+    DType(torch.uint16,           "ui16",          "ui16",          "u16"),
+    DType(torch.uint32,           "ui32",          "ui32",          "u32"),
+    DType(torch.uint64,           "ui64",          "ui64",          "u64"),
+    DType(torch.float8_e5m2,      "f8E5M2",        "f8E5M2",        "f8e5m2"),
+    DType(torch.float8_e4m3fn,    "f8E4M3FN",      "f8E4M3FN",      "f8e4m3fn"),
+    DType(torch.float8_e5m2fnuz,  "f8E5M2FNUZ",    "f8E5M2FNUZ",    "f8e5m2fnuz"),
+    DType(torch.float8_e4m3fnuz,  "f8E4M3FNUZ",    "f8E4M3FNUZ",    "f8e4m3fnuz"),
+    DType(torch.float8_e8m0fnu,   "f8E8M0FNU",     "f8E8M0FNU",     "f8e8m0fnu"),
+    DType(torch.float4_e2m1fn_x2, "f4E2M1FN",      "f4E2M1FN",      "f4e2m1fnx2"),  # two values a byte
+    DType(torch.complex32,        "complex<f16>",  "complex<f16>",  "c32"),
+    DType(torch.complex64,        "complex<f32>",  "complex<f32>",  "c64"),
+    DType(torch.complex128,       "complex<f64>",  "complex<f64>",  "c128"),
+    # Quantized: the importer keeps torch's own types (no builtin equivalent).
+    DType(torch.qint8,            "!torch.qint8",  "!torch.qint8",  "qi8"),
+    DType(torch.quint8,           "!torch.quint8", "!torch.quint8", "qu8"),
+    DType(torch.qint32,           "!torch.qint32", "!torch.qint32", "qi32"),
 )
 
 _BY_DTYPE = {row.dtype: row for row in TABLE}
@@ -54,7 +67,8 @@ _BY_TORCH_MLIR = {row.torch_mlir: row for row in TABLE}
 # Constants' attributes carry builtin types in any signedness: i64, si64 and ui8 all occur.
 _BY_BUILTIN = {**{row.builtin: row for row in TABLE}, **_BY_TORCH_MLIR}
 
-INPUT_DTYPES = frozenset(row.dtype for row in TABLE if row.case_input)
+INPUT_DTYPES = frozenset(_BY_DTYPE)
+QUANTIZED = frozenset((torch.qint8, torch.quint8, torch.qint32))
 
 
 def name(dtype: torch.dtype) -> str:

@@ -5,29 +5,49 @@ A case is data plus a tiny function, declared in one line:
     op("tanh", torch.tanh, T(3, 4))
     op("add.broadcast", torch.add, T(3, 4), T(4))
     model("resnet18", ResNet18, T(1, 3, 224, 224), tags={"vision"})
+    op("mul.given", torch.mul, Exact.tensors(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0])))
+    op("abs.onnx", torch.abs, Exact(load_inputs), reference=Stored(load_outputs, 1e-3, 1e-5, "ONNX test data"))
 
-Everything here is cheap to construct: a registry of thousands of cases is
-built on every start-up, and nothing is run until a case is executed.
+Inputs are drawn (T) or exact (Exact: tensors a suite's own test passes);
+the reference is eager PyTorch (Eager, the default) or outputs a suite
+ships (Stored). Everything here is cheap to construct: a registry of
+thousands of cases is built on every start-up, and nothing is run (no
+exact input or stored output loaded) until a case is executed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, ClassVar, ContextManager, Iterable, Mapping, Sequence
 
 import torch
 
 from conformance import dtypes
 from conformance.content import PROJECT_ROOT
+from conformance.export_modes import EXPORT_MODES
 
 KINDS = ("op", "model", "opinfo")
 
 
 class CaseError(ValueError):
     """A case declaration is malformed; the message names the case and where."""
+
+
+class CaseUnavailable(Exception):
+    """A case that cannot run here, found out when its exact inputs are loaded (in the worker).
+
+    With `skip` it is a SKIP with `reason` (a package that is not installed,
+    a test the importer cannot express); otherwise a CASE_ERROR at `stage`
+    (e.g. the suite's own test fails in eager PyTorch).
+    """
+
+    def __init__(self, reason: str, *, skip: bool = False, stage: str = "case"):
+        super().__init__(reason)
+        self.reason, self.skip, self.stage = reason, skip, stage
 
 
 @dataclass(frozen=True)
@@ -80,9 +100,6 @@ class T:
         high: float | None = None,
         gen: Generator | None = None,
     ):
-        if dtype not in dtypes.INPUT_DTYPES:  # anything else is a spec error at once
-            known = ", ".join(sorted(str(d) for d in dtypes.INPUT_DTYPES))
-            raise CaseError(f"input dtype {dtype!r} is not supported; use one of {known}")
         for dim in shape:
             if not isinstance(dim, Dyn) and (not isinstance(dim, int) or dim < 0):
                 raise CaseError(f"input dimension {dim!r} is neither an int >= 0 nor a Dyn")
@@ -108,6 +125,72 @@ class T:
         return f"{dtypes.name(self.dtype)}[{dims}]"
 
 
+def check_dtype(dtype: Any, where: str) -> None:
+    """Raise CaseError naming `where` unless `dtype` is one a case input may have."""
+    if dtype not in dtypes.INPUT_DTYPES:
+        known = ", ".join(sorted(dtypes.name(d) for d in dtypes.INPUT_DTYPES))
+        raise CaseError(f"{where}: input dtype {dtype!r} is not supported; use one of {known}")
+
+
+@dataclass(frozen=True)
+class Exact:
+    """Exact input tensors: one list per input set, as a suite's own test passes them.
+
+    `load()` returns the input sets. It is called in the process that runs the
+    case, when the case runs, so a suite's inputs are never all in memory
+    (torch-mlir's registry holds 2.8 GB of them); the tensors reach every
+    backend and every bundle as they are. Every set runs on one compiled
+    program: sets must agree on shapes except in the `dynamic` dims, a mapping
+    {input index: dims} or a function returning one (called after `load()`),
+    which are exported as dynamic with the sizes torch.export infers.
+    """
+
+    load: Callable[[], Sequence[Sequence[torch.Tensor]]]
+    description: str = "exact"
+    dynamic: Mapping[int, Iterable[int]] | Callable[[], Mapping[int, Iterable[int]]] | None = None
+
+    @classmethod
+    def tensors(cls, *tensors: torch.Tensor) -> Exact:
+        """One input set, given now (small tensors; a large suite passes a loader instead)."""
+        given = tuple(tensors)
+        return cls(lambda: [list(given)], ", ".join(f"{dtypes.name(t.dtype)}{list(t.shape)}" for t in given))
+
+    def dynamic_dims(self) -> dict[int, tuple[int, ...]]:
+        """{input index: its dynamic dims}; for a function, call it only after `load()`."""
+        found = self.dynamic() if callable(self.dynamic) else self.dynamic or {}
+        return {int(i): tuple(sorted(dims)) for i, dims in found.items() if dims}
+
+
+@dataclass(frozen=True)
+class Eager:
+    """The reference is eager PyTorch running the case's module (the default)."""
+
+    label: ClassVar[str] = "eager"  # how mismatch explanations name the reference
+
+
+@dataclass(frozen=True)
+class Stored:
+    """The reference is outputs a suite ships, judged with the suite's own tolerances.
+
+    `outputs()` returns one expected output (a tensor or a structure of them)
+    per input set; like exact inputs it is called in the worker, when the
+    case runs. `source` names the data in explanations: "expected (ONNX test
+    data) gives float32[3]" where an eager reference says "eager gives".
+    """
+
+    outputs: Callable[[], Sequence[Any]]
+    rtol: float | None = None
+    atol: float | None = None
+    source: str = "stored outputs"
+
+    @property
+    def label(self) -> str:
+        return f"expected ({self.source})"
+
+
+EAGER = Eager()
+
+
 class FunctionModule(torch.nn.Module):
     """Wraps a plain function of tensors so it can be exported like a model."""
 
@@ -124,9 +207,17 @@ class Case:
     """One end-to-end case: a module factory, its inputs, and how to judge it.
 
     `build()` returns the module (called under the case's seed, so random
-    weights are reproducible). Tolerances left as None mean torch.testing's
-    per-dtype defaults. `skip` maps a backend name to the reason the case
-    does not apply to it.
+    weights are reproducible). Inputs are drawn from `inputs` (T specs) or,
+    with `exact`, loaded as they are. `reference` is what outputs are judged
+    against: eager PyTorch, or stored outputs (whose tolerances become the
+    case's). Tolerances left as None mean torch.testing's per-dtype
+    defaults. `skip` maps a backend name to the reason the case does not
+    apply to it. `eager_context()`, when given, returns the context eager
+    PyTorch runs the case in (the reference, the eager backend): a backend
+    flag the suite's own test sets, such as
+    `torch.backends.mkldnn.flags(enabled=False)`. `export_mode` is the
+    torch.export mode the case needs ("strict" or "non-strict"; None: the
+    run's --export-mode).
     """
 
     id: str
@@ -144,6 +235,10 @@ class Case:
     suite: str = "default"
     defined_at: str = ""
     origin: str = ""  # the source tree the case comes from (its changes invalidate cached results)
+    exact: Exact | None = None
+    reference: Eager | Stored = EAGER
+    eager_context: Callable[[], ContextManager] | None = None
+    export_mode: str | None = None
 
     def __post_init__(self):
         where = f" (defined at {self.defined_at})" if self.defined_at else ""
@@ -154,6 +249,19 @@ class Case:
         for i, spec in enumerate(self.inputs):
             if not isinstance(spec, T):
                 raise CaseError(f"case {self.id!r}: input {i} is {spec!r}, not a T(...) spec{where}")
+            check_dtype(spec.dtype, f"case {self.id!r}, input {i}{where}")
+        if self.exact is not None and (self.inputs or not isinstance(self.exact, Exact)):
+            raise CaseError(f"case {self.id!r}: give T(...) inputs or one Exact(...), not both{where}")
+        if not isinstance(self.reference, (Eager, Stored)):
+            raise CaseError(f"case {self.id!r}: reference {self.reference!r} is neither Eager() nor Stored(...){where}")
+        stored = self.reference
+        if isinstance(stored, Stored) and stored.rtol is not None and (self.rtol, self.atol) != (stored.rtol, stored.atol):
+            if self.rtol is not None:  # (equal ones: a copy of the case, made by dataclasses.replace)
+                raise CaseError(f"case {self.id!r}: tolerances are given twice, on the case and on its Stored reference{where}")
+            object.__setattr__(self, "rtol", self.reference.rtol)
+            object.__setattr__(self, "atol", self.reference.atol)
+        if self.export_mode is not None and self.export_mode not in EXPORT_MODES:
+            raise CaseError(f"case {self.id!r}: export_mode {self.export_mode!r} is not one of {EXPORT_MODES}{where}")
         if (self.rtol is None) != (self.atol is None):
             raise CaseError(f"case {self.id!r}: give both rtol and atol, or neither{where}")
         dyns: dict[str, Dyn] = {}
@@ -169,13 +277,19 @@ class Case:
 
     @property
     def is_dynamic(self) -> bool:
+        if self.exact is not None:
+            return self.exact.dynamic is not None
         return any(spec.dynamic_dims for spec in self.inputs)
 
     @property
     def size_count(self) -> int:
-        """How many input sets the case runs with: one, or one per dynamic size."""
+        """How many input sets drawn inputs run with: one, or one per dynamic size (exact inputs: as loaded)."""
         sizes = [len(d.sizes) for s in self.inputs for d in s.dynamic_dims.values()]
         return max(sizes, default=1)
+
+    def eager(self) -> ContextManager:
+        """The context eager PyTorch runs this case in."""
+        return self.eager_context() if self.eager_context is not None else contextlib.nullcontext()
 
     @property
     def all_tags(self) -> frozenset[str]:
@@ -190,6 +304,8 @@ class Case:
         return self.tags | implied
 
     def describe_inputs(self) -> str:
+        if self.exact is not None:
+            return self.exact.description
         return ", ".join(spec.describe() for spec in self.inputs)
 
 
@@ -209,6 +325,11 @@ def caller_location(depth: int = 2) -> str:
 
 
 def _declare(kind: str, id: str, build, inputs, *, tags: Iterable[str] = (), ops: Iterable[str] | None = None, **kw) -> Case:
+    exact = [spec for spec in inputs if isinstance(spec, Exact)]
+    if exact:  # op(id, fn, Exact(...)): the inputs are the Exact's
+        if len(inputs) != 1:
+            raise CaseError(f"case {id!r}: give T(...) inputs or one Exact(...), not both (defined at {caller_location(3)})")
+        kw["exact"], inputs = exact[0], ()
     return Case(
         id=id,
         build=build,
@@ -221,8 +342,8 @@ def _declare(kind: str, id: str, build, inputs, *, tags: Iterable[str] = (), ops
     )
 
 
-def op(id: str, fn: Callable[..., Any], *inputs: T, ops: Iterable[str] | None = None, **kw) -> Case:
-    """Declare an op case: `fn` is a function of the input tensors.
+def op(id: str, fn: Callable[..., Any], *inputs: T | Exact, ops: Iterable[str] | None = None, **kw) -> Case:
+    """Declare an op case: `fn` is a function of the input tensors (T specs, or one Exact).
 
     `ops` names the ATen ops under test; by default `aten.<first part of id>`.
     """
@@ -231,10 +352,15 @@ def op(id: str, fn: Callable[..., Any], *inputs: T, ops: Iterable[str] | None = 
     return _declare("op", id, lambda: FunctionModule(fn), inputs, ops=ops, **kw)
 
 
-def model(id: str, factory: Callable[[], torch.nn.Module], *inputs: T, **kw) -> Case:
-    """Declare a model case: `factory()` builds the module (weights seeded, eval mode)."""
+def model(id: str, factory: Callable[[], torch.nn.Module], *inputs: T | Exact, eval_mode: bool = True, **kw) -> Case:
+    """Declare a model case: `factory()` builds the module (weights seeded).
+
+    The module runs in eval mode; `eval_mode=False` keeps the mode `factory`
+    left it in (a model tested in training mode).
+    """
 
     def build():
-        return factory().eval()
+        module = factory()
+        return module.eval() if eval_mode else module
 
     return _declare("model", id, build, inputs, **kw)

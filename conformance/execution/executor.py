@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-import torch
-
 from conformance import bundles
 from conformance import result as results
 from conformance.backends.protocol import Backend, BatchFailure, CaseRun
 from conformance.cases.inputs import make_inputs, make_module
+from conformance.cases.reference import NondeterministicReference, clone_inputs, reference_outputs
 from conformance.cases.registry import Registry
+from conformance.cases.spec import CaseError, CaseUnavailable
 from conformance.classify import Classification, classify_error
 from conformance.compare import compare
 from conformance.execution.capture import OutputCapture
@@ -35,6 +35,7 @@ from conformance.execution.compile_cache_use import CacheUse
 from conformance.execution.messages import Message, ResultMessage, StageStarted
 from conformance.execution.settings import Settings
 from conformance.paths import safe_name
+from conformance.report.reproduce import pytest_command
 from conformance.taxonomy import Code, Stage
 
 Report = Callable[[Message], None]  # sends a message to the parent
@@ -56,15 +57,11 @@ class Item:
 
 @dataclass
 class CaseFailure:
-    """The case itself failed (building it, or in eager) before any backend stage."""
+    """The case itself failed (building it, or in eager) before any backend stage; or cannot run here (skip)."""
 
     stage: str
     failure: Classification
-
-
-def clone_inputs(inputs: list[torch.Tensor]) -> list[torch.Tensor]:
-    # In-place cases mutate their inputs; every consumer gets its own copy.
-    return [t.clone() for t in inputs]
+    skip: bool = False
 
 
 class Executor:
@@ -167,6 +164,9 @@ class RunningJob:
                 self._emit(results.skipped(case_id, backend.name, reason))
                 continue
             prepared = self._prepare(case_id, backend.name)
+            if isinstance(prepared, CaseFailure) and prepared.skip:
+                self._emit(results.skipped(case_id, backend.name, prepared.failure.explanation))
+                continue
             if isinstance(prepared, CaseFailure):
                 self._emit_failure(case_id, backend.name, prepared.stage, prepared.failure, self._eager_timings(case_id))
                 continue
@@ -174,7 +174,7 @@ class RunningJob:
             workdir.mkdir(parents=True, exist_ok=True)
             run = dataclasses.replace(prepared, workdir=workdir, notes={}, extras={}, staging=self._staging(case_id, backend.name))
             if run.staging is not None:
-                bundles.stage_case_data(run.staging, run)
+                bundles.stage_case_data(run.staging, run, pytest_command(case_id, backend.name, self.settings.to_dict()))
             items.append(Item(case_id, run, timings=self._eager_timings(case_id)))
         return items
 
@@ -195,26 +195,24 @@ class RunningJob:
             inputs = make_inputs(case, seed)
             stage = Stage.EAGER
             self._announce(stage, backend_name, [case_id])
-            with torch.no_grad():
-                inputs_after = [clone_inputs(i) for i in inputs]
-                expected = [module(*after) for after in inputs_after]  # in-place ops update inputs_after
-                again = [module(*clone_inputs(i)) for i in inputs]
+            reference = reference_outputs(case, module, inputs)
             outcome = CaseRun(
-                case, module, inputs, expected, workdir=self.scratch, options=self.settings.options, inputs_after=inputs_after
+                case, module, inputs, reference.expected, workdir=self.scratch, options=self.settings.options,
+                inputs_after=reference.inputs_after,
             )
-            if not case.nondeterministic:
-                for size, (first, second) in enumerate(zip(expected, again)):
-                    mismatch = compare(first, second, rtol=0.0, atol=0.0)
-                    if mismatch:
-                        outcome = CaseFailure(
-                            stage,
-                            Classification(
-                                Code.NONDETERMINISTIC_REFERENCE,
-                                f"eager gives different results on two runs of the same inputs ({mismatch.explanation}); "
-                                "declare the case nondeterministic=True if that is intended",
-                            ),
-                        )
-                        break
+        except CaseUnavailable as e:
+            outcome = CaseFailure(e.stage, Classification(Code.CASE_ERROR, e.reason, details=self.capture.since(mark)), skip=e.skip)
+        except CaseError as e:  # exact inputs or stored outputs that break the case's own rules; the message names it
+            outcome = CaseFailure(stage, Classification(Code.CASE_ERROR, str(e), details=self.capture.since(mark)))
+        except NondeterministicReference as e:
+            outcome = CaseFailure(
+                stage,
+                Classification(
+                    Code.NONDETERMINISTIC_REFERENCE,
+                    f"eager gives different results on two runs of the same inputs ({e}); "
+                    "declare the case nondeterministic=True if that is intended",
+                ),
+            )
         except Exception as e:
             outcome = CaseFailure(stage, classify_error(stage, e, self.capture.since(mark)))
         self.eager_time[case_id] = time.perf_counter() - start
@@ -308,12 +306,13 @@ class RunningJob:
         start = time.perf_counter()
         for index, (expected, actual) in enumerate(zip(it.run.expected, outputs)):
             actual, mutated = split_mutations(actual, it.run.extras.get("mutations"))
-            mismatch = compare(expected, actual, rtol=case.rtol, atol=case.atol, statistical=case.nondeterministic)
+            reference = case.reference.label
+            mismatch = compare(expected, actual, rtol=case.rtol, atol=case.atol, statistical=case.nondeterministic, reference=reference)
             for input_index, value in mutated:
                 if mismatch is None:
                     mismatch = compare(
                         it.run.inputs_after[index][input_index], value, rtol=case.rtol, atol=case.atol,
-                        statistical=case.nondeterministic, label=f"input {input_index} (updated in place)",
+                        statistical=case.nondeterministic, label=f"input {input_index} (updated in place)", reference=reference,
                     )
             if mismatch:
                 it.timings[Stage.COMPARE] = time.perf_counter() - start

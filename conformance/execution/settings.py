@@ -11,6 +11,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.export_modes import DEFAULT_EXPORT_MODE
+
 DEFAULT_CASE_TIMEOUT = 300.0
 DEFAULT_MEMORY_LIMIT_MB = 3072
 DEFAULT_MEMORY_KILL_MB = 8192
@@ -28,6 +30,7 @@ class Settings:
     memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB  # a child above this is replaced between jobs
     memory_kill_mb: int = DEFAULT_MEMORY_KILL_MB  # a child (with its compilers) above this is killed at once
     batch_size: int = DEFAULT_BATCH  # op cases compiled together by batching backends
+    export_mode: str = DEFAULT_EXPORT_MODE  # for cases that do not name one
     artifacts: str | None = None  # reproducer bundles go here when set
     cache_dir: str | None = None  # compile cache; None disables it
     cache_limit_mb: int = 4096  # compiled artifacts kept, least recently used evicted first

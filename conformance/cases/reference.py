@@ -1,0 +1,50 @@
+"""A case's reference outputs: eager PyTorch on its module, or the outputs a suite ships.
+
+Eager runs the module twice on copies of each input set, inside the case's
+eager context: the first run's outputs are the reference, the inputs it
+left behind are what in-place updates are judged against, and a second run
+that disagrees means the case is nondeterministic where it says it is not.
+Stored outputs are loaded as they are; nothing runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from conformance.cases.spec import Case, CaseError, Stored
+from conformance.compare import compare
+
+
+class NondeterministicReference(Exception):
+    """Eager gave different outputs on two runs of the same inputs."""
+
+
+@dataclass
+class Reference:
+    expected: list[Any]  # one output (structure) per input set
+    inputs_after: list[list[torch.Tensor]]  # the input sets as the reference left them (in-place ops)
+
+
+def clone_inputs(inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    # In-place cases mutate their inputs; every consumer gets its own copy.
+    return [t.clone() for t in inputs]
+
+
+def reference_outputs(case: Case, module: torch.nn.Module, inputs: list[list[torch.Tensor]]) -> Reference:
+    if isinstance(case.reference, Stored):
+        expected = list(case.reference.outputs())
+        if len(expected) != len(inputs):
+            raise CaseError(f"case {case.id!r}: {len(expected)} stored output(s) for {len(inputs)} input set(s)")
+        return Reference(expected, inputs)  # nothing ran: the inputs are as given
+    with torch.no_grad(), case.eager():
+        inputs_after = [clone_inputs(i) for i in inputs]
+        expected = [module(*after) for after in inputs_after]  # in-place ops update inputs_after
+        if not case.nondeterministic:
+            for first, given in zip(expected, inputs):
+                mismatch = compare(first, module(*clone_inputs(given)), rtol=0.0, atol=0.0)
+                if mismatch:
+                    raise NondeterministicReference(mismatch.explanation)
+    return Reference(expected, inputs_after)
