@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable
 
 from conformance import content
 from conformance.execution import settings as defaults
+from conformance.export_modes import DEFAULT_EXPORT_MODE, EXPORT_MODES
 from conformance.execution.settings import Settings
 
 # -- checks: each parses one value or says, naming the value, why it cannot be used --
@@ -71,6 +72,12 @@ def at_least_one(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
     return value
+
+
+def export_mode(text: str) -> str:
+    if text not in EXPORT_MODES:
+        raise argparse.ArgumentTypeError(f"expected {' or '.join(EXPORT_MODES)}, got {text!r}")
+    return text
 
 
 def comma_list(text: str) -> list[str]:
@@ -274,6 +281,15 @@ BATCH_SIZE = Option(
     metavar="N",
     setting="batch_size",
 )
+EXPORT_MODE = Option(
+    ("--export-mode",),
+    f"torch.export's mode for the cases that name none: strict (TorchDynamo traces forward, as torch-mlir's own "
+    f"e2e configs export) or non-strict (default {DEFAULT_EXPORT_MODE}); recorded in each result's extras",
+    type=export_mode,
+    default=DEFAULT_EXPORT_MODE,
+    metavar="|".join(EXPORT_MODES),
+    setting="export_mode",
+)
 ARTIFACTS = Option(
     ("--artifacts",),
     "write a reproducer bundle for each failing case here",
@@ -348,10 +364,10 @@ RESULTS = Option(
 # What each front end declares, in the order --help lists them.
 PYTEST = (
     BACKEND, CASES, CASE, NO_DEFAULT_CASES, SUITE, SEED, CASE_TIMEOUT, MEMORY_LIMIT, BATCH_SIZE,
-    ARTIFACTS, CACHE_DIR, NO_CACHE, XFAIL_DIR, NO_XFAIL, UPDATE_XFAILS,
+    ARTIFACTS, CACHE_DIR, NO_CACHE, XFAIL_DIR, NO_XFAIL, UPDATE_XFAILS, EXPORT_MODE,
 )  # fmt: skip
 CASE_SELECTION = (CASES, NO_DEFAULT_CASES, SUITE, KEYWORD, TAG, SKIP_TAG)
-EXECUTION = (SEED, CASE_TIMEOUT, BATCH_SIZE, MEMORY_LIMIT, CACHE_DIR, NO_CACHE, ARTIFACTS, XFAIL_DIR, NO_XFAIL)
+EXECUTION = (SEED, CASE_TIMEOUT, BATCH_SIZE, MEMORY_LIMIT, CACHE_DIR, NO_CACHE, ARTIFACTS, XFAIL_DIR, NO_XFAIL, EXPORT_MODE)
 
 _FILLING_SETTINGS = [o for o in (CASES, NO_DEFAULT_CASES, SUITE, *EXECUTION) if o.setting]
 

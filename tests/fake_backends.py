@@ -304,3 +304,16 @@ class Recording(Backend):
 
 
 RECORDING = Recording()
+
+
+class ExportOnly(TorchMlirBackend):
+    """torch-mlir's real export stage, then eager: a run that tests torch.export and nothing after it."""
+
+    name = "export-only"
+    stages = ("export", "run")
+
+    def run(self, _, inputs, case_run):
+        return case_run.module(*inputs)
+
+
+EXPORT_ONLY = ExportOnly()

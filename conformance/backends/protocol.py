@@ -32,6 +32,7 @@ from typing import Any, Callable
 import torch
 
 from conformance.cases.spec import Case
+from conformance.export_modes import DEFAULT_EXPORT_MODE
 from conformance.reproducer import Reproducer, stage_reproducer
 
 
@@ -49,6 +50,7 @@ class CaseRun:
     notes: dict[str, Any] = field(default_factory=dict)  # what stages leave for later ones and for bundles
     extras: dict[str, Any] = field(default_factory=dict)  # JSON data for the Result (e.g. ops seen)
     staging: Path | None = None  # with --artifacts: where this pair's bundle is prepared
+    export_mode: str = DEFAULT_EXPORT_MODE  # the case's own, or the run's --export-mode
 
     def reproduce(self, stage: str, files: dict[str, Callable[[Path], None]], *commands: list[str]) -> None:
         """Say how to replay `stage`; call it before the risky part of the stage.

@@ -116,7 +116,7 @@ def run(args) -> int:
             "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "backends": names,
             "shards": [str(shard)] if shard else [],
-            "settings": {"seed": settings.seed, "suites": settings.suites, "case_paths": settings.case_paths, "default_cases": settings.default_cases, "keyword": args.keyword, "tags": args.tag, "skip_tags": args.skip_tag,
+            "settings": {"seed": settings.seed, "export_mode": settings.export_mode, "suites": settings.suites, "case_paths": settings.case_paths, "default_cases": settings.default_cases, "keyword": args.keyword, "tags": args.tag, "skip_tags": args.skip_tag,
                          "batch_size": settings.batch_size, "case_timeout": settings.case_timeout, "workers": args.workers},
             "toolchain": toolchain_versions(),
             "machine": machine(),

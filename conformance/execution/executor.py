@@ -198,7 +198,7 @@ class RunningJob:
             reference = reference_outputs(case, module, inputs)
             outcome = CaseRun(
                 case, module, inputs, reference.expected, workdir=self.scratch, options=self.settings.options,
-                inputs_after=reference.inputs_after,
+                inputs_after=reference.inputs_after, export_mode=case.export_mode or self.settings.export_mode,
             )
         except CaseUnavailable as e:
             outcome = CaseFailure(e.stage, Classification(Code.CASE_ERROR, e.reason, details=self.capture.since(mark)), skip=e.skip)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import shlex
 
+from conformance.export_modes import DEFAULT_EXPORT_MODE
+
 
 def pytest_command(case: str, backend: str, settings: dict, xfailed: bool = False) -> str:
-    """`pytest --backend=B --case=C` with the run's case sources, suites, seed and backend options.
+    """`pytest --backend=B --case=C` with the run's case sources, suites, seed, export mode and backend options.
 
     `settings` is run.json's "settings": what it does not record, the
     command leaves at pytest's defaults. A pair its xfail set expects to
@@ -21,6 +23,8 @@ def pytest_command(case: str, backend: str, settings: dict, xfailed: bool = Fals
         args += [f"--suite={suite}" for suite in suites]
     if settings.get("seed"):
         args.append(f"--seed={settings['seed']}")
+    if settings.get("export_mode", DEFAULT_EXPORT_MODE) != DEFAULT_EXPORT_MODE:
+        args.append(f"--export-mode={settings['export_mode']}")
     custom_ops = (settings.get("options") or {}).get("custom_ops")
     if custom_ops:
         args.append(f"--custom-ops={','.join(custom_ops)}")

@@ -1,6 +1,7 @@
 """The torch-mlir frontend shared by the backends built on it.
 
-    export    torch.export (with torch.export.Dim for dynamic dimensions)
+    export    torch.export, strict or not as the case or --export-mode says (with
+              torch.export.Dim for dynamic dimensions)
     import    PyTorch decompositions + torch_mlir's FX importer -> torch dialect
     contract  the torch backend contract pipeline, then the type check:
               every result type the IR declares must agree with eager
@@ -35,13 +36,20 @@ def dynamic_shapes(case_run: CaseRun):
     case = case_run.case
     if not case.is_dynamic:
         return None
-    dims: dict[str, torch.export.Dim] = {}
-    per_input = tuple(
-        # The smallest size the case runs at bounds the Dim: unbounded, export must
-        # also prove sizes 0 and 1, which fails for natural cases like x[1:].
-        {i: dims.setdefault(d.name, torch.export.Dim(d.name, min=min(d.sizes))) for i, d in spec.dynamic_dims.items()} or None
-        for spec in case.inputs
-    )
+    if case.exact is not None:
+        # Exact inputs name dynamic dims but no relations between them: export infers those (AUTO).
+        exact = case.exact.dynamic_dims()
+        if not exact:
+            return None
+        per_input = tuple({d: torch.export.Dim.AUTO for d in exact.get(i, ())} or None for i in range(len(case_run.inputs[0])))
+    else:
+        dims: dict[str, torch.export.Dim] = {}
+        per_input = tuple(
+            # The smallest size the case runs at bounds the Dim: unbounded, export must
+            # also prove sizes 0 and 1, which fails for natural cases like x[1:].
+            {i: dims.setdefault(d.name, torch.export.Dim(d.name, min=min(d.sizes))) for i, d in spec.dynamic_dims.items()} or None
+            for spec in case.inputs
+        )
     parameters = inspect.signature(case_run.module.forward).parameters.values()
     if [p.kind for p in parameters] == [inspect.Parameter.VAR_POSITIONAL]:
         return (per_input,)  # forward(*args): one entry, holding the varargs
@@ -58,9 +66,13 @@ class TorchMlirBackend(Backend):
 
     @shared("torch.export")
     def export(self, _, case_run: CaseRun):
+        case_run.extras["export_mode"] = case_run.export_mode
         with torch.no_grad():
             program = torch.export.export(
-                case_run.module, tuple(case_run.inputs[0]), dynamic_shapes=dynamic_shapes(case_run), strict=False
+                case_run.module,
+                tuple(case_run.inputs[0]),
+                dynamic_shapes=dynamic_shapes(case_run),
+                strict=case_run.export_mode == "strict",
             )
         case_run.extras["aten_ops"] = exported_ops(program)
         return program
