@@ -26,13 +26,14 @@ def verdicts(results):
     return {c: (r.status, r.stage, r.code, r.explanation) for c, r in results.items()}
 
 
-def test_a_warm_rerun_skips_export_lowering_and_compile_with_the_same_results(tmp_path):
+def test_a_warm_rerun_exports_but_skips_lowering_and_compile_with_the_same_results(tmp_path):
     cold = run(tmp_path / "cache")
     warm = run(tmp_path / "cache")
     assert verdicts(warm) == verdicts(cold)
     assert all("compile" in r.timings for r in cold.values())
     for r in warm.values():
-        assert not {"export", "import", "contract", "lower", "compile"} & set(r.timings), r.timings
+        # The exported program is the case key: export runs, nothing after it until `run`.
+        assert "export" in r.timings and not {"import", "contract", "lower", "compile"} & set(r.timings), r.timings
         assert "cache" in r.timings and ("run" in r.timings) == r.passed
     # The ops seen at export survive in the cached record.
     assert warm["tanh"].extras["aten_ops"] == cold["tanh"].extras["aten_ops"] == ["aten.tanh.default"]
@@ -56,17 +57,71 @@ def test_no_cache_writes_nothing(tmp_path):
     assert not (tmp_path / "cache").exists()
 
 
-def test_a_changed_case_source_is_a_miss(tmp_path):
+def test_a_case_is_keyed_by_its_program_not_by_the_source_files_near_it(tmp_path):
     cases = tmp_path / "cases"
     shutil.copytree(FIXTURES / "cases", cases)
     run(tmp_path / "cache", cases_dir=cases)
-    (cases / "small.py").write_text((cases / "small.py").read_text().replace("x * 2", "x * 3"))
+    (cases / "small.py").write_text((cases / "small.py").read_text().replace("x * 2", "x * 3") + "# an edit elsewhere\n")
     again = run(tmp_path / "cache", cases_dir=cases)
-    # Every case of the edited source is exported and lowered again (its case key changed) ...
-    assert all("export" in r.timings and "lower" in r.timings for r in again.values())
-    # ... but only the case whose IR changed is compiled: the others' IR key still hits.
-    assert "compile" in again["double"].timings
-    assert "compile" not in again["tanh"].timings
+    # Only the case whose program changed is lowered and compiled again; the others still hit.
+    assert "lower" in again["double"].timings and "compile" in again["double"].timings
+    assert not {"lower", "compile"} & set(again["tanh"].timings)
+
+
+DATA_CASES = """
+import json
+from pathlib import Path
+
+import torch
+
+from conformance import T, op
+
+DATA = json.loads((Path(__file__).parent.parent / "data.json").read_text())
+
+
+def offsets(shape, dtype, generator):
+    return torch.full(shape, float(DATA["offset"]), dtype=dtype)
+
+
+CASES = [
+    op("scaled", lambda x: x * DATA["scale"], T(4)),
+    op("shifted", torch.neg, T(4, gen=offsets)),
+]
+"""
+
+
+def test_a_constant_or_generated_inputs_from_a_data_file_change_the_key(tmp_path):
+    """The data sit outside the case directory: no source file of the cases changes."""
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "data_cases.py").write_text(DATA_CASES)
+    data = tmp_path / "data.json"
+    data.write_text('{"scale": 2, "offset": 1}')
+    ids = ["scaled", "shifted"]
+    first = run(tmp_path / "cache", cases_dir=cases, cases=ids)
+    assert all(r.passed for r in first.values()), first
+    unchanged = run(tmp_path / "cache", cases_dir=cases, cases=ids)
+    assert all(r.passed and "lower" not in r.timings for r in unchanged.values()), unchanged
+    data.write_text('{"scale": 3, "offset": 5}')
+    changed = run(tmp_path / "cache", cases_dir=cases, cases=ids)
+    # The constant is in the exported program: a miss, compiled anew (a stale hit failed with NUMERIC_MISMATCH).
+    assert changed["scaled"].passed and "compile" in changed["scaled"].timings, changed["scaled"]
+    # New input bytes: a miss up to the IR, whose compiled artifact is still the one it was.
+    assert changed["shifted"].passed and "lower" in changed["shifted"].timings, changed["shifted"]
+    assert "compile" not in changed["shifted"].timings
+
+
+def test_the_export_mode_is_part_of_the_key(tmp_path):
+    run(tmp_path / "cache", cases=["tanh"])
+    settings = Settings(backends=["tosa"], case_paths=[str(FIXTURES / "cases")], default_cases=False,
+                        cache_dir=str(tmp_path / "cache"), export_mode="strict")
+    engine = Engine(settings)
+    try:
+        strict = {r.case: r for r in engine.run([("tanh", "tosa")])}["tanh"]
+    finally:
+        engine.close()
+    assert strict.passed and strict.extras["export_mode"] == "strict"
+    assert "lower" in strict.timings  # another key: lowered again (the same IR then hits, not compiled)
 
 
 def test_corrupt_entries_are_detected_and_rebuilt(tmp_path):

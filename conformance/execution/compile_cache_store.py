@@ -10,10 +10,14 @@ Three stores under one directory:
     cases/ab/<key>.json        case key -> IR key, or a deterministic failure before compile
 
 The IR key is the hash of the exact IR handed to the compiler, the backend's
-flags and the toolchain versions. The case key is the hash of the case's
-declaration and source files, the run seed, the backend and its flags, and
-the toolchain: a re-run of unchanged cases finds its IR key without
-exporting or lowering anything, then its artifact without compiling.
+flags and the toolchain versions. The case key is the hash of what the case
+is (case_fingerprint): its program (for torch-mlir backends the exported
+program: graph, weights and constants), the bytes of its inputs and of its
+reference outputs, its declaration, the backend and its flags, and the
+toolchain. A re-run of unchanged cases exports them (cheap: the program is
+the key) and finds its IR key without lowering anything, then its artifact
+without compiling; a constant read from a data file, or inputs from a
+changed `gen=` or loader, change the key.
 
 Safe under parallel workers: every file is written to a temporary name and
 renamed into place. A blob whose content does not match its name (a torn
@@ -29,24 +33,13 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
-FORMAT = 3  # 2: case records carry extras["mutations"]; 3: lowering failures name the torch ops left unconverted
+from conformance.digests import digest, values_digest
+
+# 2: case records carry extras["mutations"]; 3: lowering failures name the torch ops left unconverted;
+# 4: case keys hash the exported program and the input and reference bytes, not source files
+FORMAT = 4
 DEFAULT_LIMIT_BYTES = 4 * 2**30
-
-
-def digest(*parts: Any) -> str:
-    """sha256 of the parts: bytes as they are, a Path by its content, anything else as JSON."""
-    h = hashlib.sha256()
-    for part in parts:
-        if isinstance(part, Path):
-            with open(part, "rb") as f:
-                for chunk in iter(lambda: f.read(1 << 20), b""):
-                    h.update(chunk)
-        else:
-            h.update(part if isinstance(part, bytes) else json.dumps(part, sort_keys=True, default=str).encode())
-        h.update(b"\0")
-    return h.hexdigest()
 
 
 @functools.cache
@@ -79,10 +72,20 @@ def tree_digest(root: str) -> str:
     return h.hexdigest()
 
 
-def case_fingerprint(case, run_seed: int, options: dict) -> str:
-    inputs = [(spec.describe(), spec.low, spec.high, spec.gen is not None) for spec in case.inputs]
-    source = tree_digest(case.origin) if case.origin else case.defined_at
-    return digest(case.id, case.kind, inputs, case.seed, run_seed, source, options)
+def case_fingerprint(case_run, values: str, program: str | None, options: dict) -> str:
+    """What a case is, for its case key: `program` (the digest of the backend's key stage, e.g. the
+    exported program), `values` (its inputs' and reference's bytes), its declaration and the options.
+
+    A backend without a key stage has no program to show: the case's source files and its module's
+    weights stand in for it.
+    """
+    case = case_run.case
+    declared = (case.id, case.kind, [(spec.describe(), [d.sizes for d in spec.dynamic_dims.values()]) for spec in case.inputs],
+                case.exact is not None and case.exact.dynamic_dims(), case.nondeterministic, case_run.export_mode)
+    if program is None:
+        source = tree_digest(case.origin) if case.origin else case.defined_at
+        program = digest(source, values_digest(dict(case_run.module.state_dict())))
+    return digest(declared, values, program, options)
 
 
 class CompileCache:

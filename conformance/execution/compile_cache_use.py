@@ -2,9 +2,12 @@
 
 Three points of a backend's walk through its stages meet the cache:
 
-    resume          before any stage, each case is looked up by its case key:
-                    a compiled artifact skips every stage up to `run`; a cached
-                    deterministic failure is replayed (re-classified by today's parsers)
+    resume          after the backend's key stage (`cache_key_stage`: torch-mlir
+                    backends export first, the exported program is the key),
+                    or before any stage for a backend without one, each case is
+                    looked up by its case key: a compiled artifact skips every
+                    stage up to `run`; a cached deterministic failure is
+                    replayed (re-classified by today's parsers)
     compile         the cache stage itself: an IR already compiled (its IR key)
                     is loaded instead of compiled; fresh artifacts are stored
                     under their IR key and case key
@@ -19,9 +22,11 @@ The store itself, and what goes into the keys, is compile_cache_store.py.
 from __future__ import annotations
 
 import time
+import weakref
 from typing import Callable
 
 from conformance.classify import Classification, classify_text, parser_text
+from conformance.digests import values_digest
 from conformance.execution.compile_cache_store import CompileCache, case_fingerprint, digest, toolchain
 from conformance.taxonomy import Code
 
@@ -29,31 +34,45 @@ NOT_CACHED = {Code.CRASH, Code.TIMEOUT, Code.TOOL_MISSING, Code.UNKNOWN}
 
 
 class CacheUse:
-    """One run's use of the store: its case keys mix in the run's seed and options.
+    """One run's use of the store: its case keys mix in the run's backend options.
 
     The items handed in are the executor's (case, backend) pairs: the cache
     reads and sets their `value`, `run`, `timings`, `resume_at`, `case_key`
     and `ir_key`.
     """
 
-    def __init__(self, store: CompileCache, run_seed: int, options: dict):
+    def __init__(self, store: CompileCache, options: dict):
         self.store = store
-        self.run_seed = run_seed
         self.options = options
+        # case id -> (its first input tensor, weakly, and the digest of its values): the backends
+        # of a job share one CaseRun's tensors, hashed once; the next job's tensors are new objects.
+        self._values: dict[str, tuple[weakref.ref | None, str]] = {}
 
-    def _case_key(self, backend, case) -> str:
-        return digest(case_fingerprint(case, self.run_seed, self.options), backend.name, backend.flags(), toolchain())
+    def _values_digest(self, case_run) -> str:
+        first = next((t for inputs in case_run.inputs for t in inputs), None)
+        known = self._values.get(case_run.case.id)
+        if known and known[0] is not None and known[0]() is first:
+            return known[1]
+        found = values_digest((case_run.inputs, case_run.expected))
+        self._values[case_run.case.id] = (weakref.ref(first) if first is not None else None, found)
+        return found
+
+    def _case_key(self, backend, it) -> str:
+        program = backend.cache_key_of(it.value, it.run) if backend.cache_key_stage else None
+        fingerprint = case_fingerprint(it.run, self._values_digest(it.run), program, self.options)
+        return digest(fingerprint, backend.name, backend.flags(), toolchain())
 
     def resume(self, backend, items) -> list[tuple]:
         """Look `items` up by case key; a hit on an artifact skips them ahead to `run`.
 
+        Called after the backend's key stage (whose output the key hashes), or before any stage.
         Returns the cached failures, (item, stage, failure), for the caller to report.
         """
         replays = []
         run_index = backend.stages.index("run")
         for it in items:
-            it.case_key = self._case_key(backend, it.run.case)
             start = time.perf_counter()
+            it.case_key = self._case_key(backend, it)
             record = self.store.case(it.case_key)
             if record is None:
                 continue
