@@ -143,14 +143,6 @@ class Backend:
     # -- the compile cache (optional): name the stage whose output is stored --
 
     cache_stage: str | None = None
-    # The stage whose output is the program a case's cache key hashes (torch-mlir
-    # backends: "export"). It runs on warm runs too; without one, the key hashes
-    # the case's source files and module weights in the program's place.
-    cache_key_stage: str | None = None
-
-    def cache_key_of(self, value: Any, case_run: CaseRun) -> str:
-        """A digest of `cache_key_stage`'s output: everything in it that changes what later stages make."""
-        raise NotImplementedError
 
     def cache_input(self, value: Any, case_run: CaseRun) -> Path:
         """Write the exact input of `cache_stage` (the IR handed to the compiler) to a file.

@@ -11,13 +11,13 @@ Three stores under one directory:
 
 The IR key is the hash of the exact IR handed to the compiler, the backend's
 flags and the toolchain versions. The case key is the hash of what the case
-is (case_fingerprint): its program (for torch-mlir backends the exported
-program: graph, weights and constants), the bytes of its inputs and of its
-reference outputs, its declaration, the backend and its flags, and the
-toolchain. A re-run of unchanged cases exports them (cheap: the program is
-the key) and finds its IR key without lowering anything, then its artifact
-without compiling; a constant read from a data file, or inputs from a
-changed `gen=` or loader, change the key.
+is (case_fingerprint): its program (the torch calls its module makes, with
+their arguments, weights and constants: call_trace.py), the bytes of its
+inputs and of its reference outputs, its declaration, the backend and its
+flags, and the toolchain. A re-run of unchanged cases finds its IR key
+without exporting or lowering anything, then its artifact without
+compiling; a constant read from a data file, or inputs from a changed
+`gen=` or loader, change the key.
 
 Safe under parallel workers: every file is written to a temporary name and
 renamed into place. A blob whose content does not match its name (a torn
@@ -37,7 +37,7 @@ from pathlib import Path
 from conformance.digests import digest, values_digest
 
 # 2: case records carry extras["mutations"]; 3: lowering failures name the torch ops left unconverted;
-# 4: case keys hash the exported program and the input and reference bytes, not source files
+# 4: case keys hash the module's torch calls and the input and reference bytes, not source files
 FORMAT = 4
 DEFAULT_LIMIT_BYTES = 4 * 2**30
 
@@ -73,11 +73,11 @@ def tree_digest(root: str) -> str:
 
 
 def case_fingerprint(case_run, values: str, program: str | None, options: dict) -> str:
-    """What a case is, for its case key: `program` (the digest of the backend's key stage, e.g. the
-    exported program), `values` (its inputs' and reference's bytes), its declaration and the options.
+    """What a case is, for its case key: `program` (the digest of its module's torch calls),
+    `values` (its inputs' and reference's bytes), its declaration and the run's backend options.
 
-    A backend without a key stage has no program to show: the case's source files and its module's
-    weights stand in for it.
+    A module eager cannot run (a suite's stored reference stands for it) has no calls to show:
+    the case's source files and its module's weights stand in for them.
     """
     case = case_run.case
     declared = (case.id, case.kind, [(spec.describe(), [d.sizes for d in spec.dynamic_dims.values()]) for spec in case.inputs],

@@ -2,12 +2,9 @@
 
 Three points of a backend's walk through its stages meet the cache:
 
-    resume          after the backend's key stage (`cache_key_stage`: torch-mlir
-                    backends export first, the exported program is the key),
-                    or before any stage for a backend without one, each case is
-                    looked up by its case key: a compiled artifact skips every
-                    stage up to `run`; a cached deterministic failure is
-                    replayed (re-classified by today's parsers)
+    resume          before any stage, each case is looked up by its case key:
+                    a compiled artifact skips every stage up to `run`; a cached
+                    deterministic failure is replayed (re-classified by today's parsers)
     compile         the cache stage itself: an IR already compiled (its IR key)
                     is loaded instead of compiled; fresh artifacts are stored
                     under their IR key and case key
@@ -27,6 +24,7 @@ from typing import Callable
 
 from conformance.classify import Classification, classify_text, parser_text
 from conformance.digests import values_digest
+from conformance.execution.call_trace import trace_digest
 from conformance.execution.compile_cache_store import CompileCache, case_fingerprint, digest, toolchain
 from conformance.taxonomy import Code
 
@@ -44,28 +42,29 @@ class CacheUse:
     def __init__(self, store: CompileCache, options: dict):
         self.store = store
         self.options = options
-        # case id -> (its first input tensor, weakly, and the digest of its values): the backends
-        # of a job share one CaseRun's tensors, hashed once; the next job's tensors are new objects.
-        self._values: dict[str, tuple[weakref.ref | None, str]] = {}
+        # case id -> (its first input tensor, weakly; the digests of what it is): the backends of a
+        # job share one CaseRun, digested once; the next job's tensors are new objects.
+        self._known: dict[str, tuple[weakref.ref | None, str]] = {}
 
-    def _values_digest(self, case_run) -> str:
+    def _fingerprint(self, case_run) -> str:
         first = next((t for inputs in case_run.inputs for t in inputs), None)
-        known = self._values.get(case_run.case.id)
-        if known and known[0] is not None and known[0]() is first:
+        known = self._known.get(case_run.case.id)
+        if known and (known[0]() if known[0] is not None else None) is first:
             return known[1]
-        found = values_digest((case_run.inputs, case_run.expected))
-        self._values[case_run.case.id] = (weakref.ref(first) if first is not None else None, found)
+        try:
+            program = trace_digest(case_run.module, case_run.inputs[0], case_run.case.eager())
+        except Exception:  # a module eager cannot trace (the reference was stored): its source stands in
+            program = None
+        found = case_fingerprint(case_run, values_digest((case_run.inputs, case_run.expected)), program, self.options)
+        self._known[case_run.case.id] = (weakref.ref(first) if first is not None else None, found)
         return found
 
     def _case_key(self, backend, it) -> str:
-        program = backend.cache_key_of(it.value, it.run) if backend.cache_key_stage else None
-        fingerprint = case_fingerprint(it.run, self._values_digest(it.run), program, self.options)
-        return digest(fingerprint, backend.name, backend.flags(), toolchain())
+        return digest(self._fingerprint(it.run), backend.name, backend.flags(), toolchain())
 
     def resume(self, backend, items) -> list[tuple]:
         """Look `items` up by case key; a hit on an artifact skips them ahead to `run`.
 
-        Called after the backend's key stage (whose output the key hashes), or before any stage.
         Returns the cached failures, (item, stage, failure), for the caller to report.
         """
         replays = []

@@ -130,20 +130,15 @@ class RunningJob:
         """Walk the backend's stages with all of the job's cases that apply to it."""
         items = self._items(backend, case_ids)
         cache = self.cache if backend.cache_stage else None
-        if cache and not backend.cache_key_stage:
-            self._resume(backend, items)
+        if cache:
+            for it, stage, failure in cache.resume(backend, items):
+                self._fail(backend, it, stage, failure)
         for index, stage in enumerate(backend.stages):
             live = [it for it in items if not it.done and it.resume_at <= index]
             if cache and stage == backend.cache_stage:  # an IR already compiled skips the compiler
                 cache.compile(backend, live, lambda misses: self._stage(backend, index, stage, misses))
             else:
                 self._stage(backend, index, stage, live)
-            if cache and stage == backend.cache_key_stage:  # the program is known: look the cases up
-                self._resume(backend, [it for it in live if not it.done])
-
-    def _resume(self, backend: Backend, items: list[Item]) -> None:
-        for it, stage, failure in self.cache.resume(backend, items):
-            self._fail(backend, it, stage, failure)
 
     def _stage(self, backend: Backend, index: int, stage: str, live: list[Item]) -> None:
         """Run one stage for `live`: as `run` and compare, in batches, or case by case."""

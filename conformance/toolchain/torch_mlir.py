@@ -61,10 +61,6 @@ class TorchMlirBackend(Backend):
 
     stages = ("export", "import", "contract", "lower", "run")
     pipeline: str | None = None  # e.g. "torch-backend-to-tosa-backend-pipeline"
-    cache_key_stage = "export"  # the exported program is what the compile cache keys a case by
-
-    def cache_key_of(self, program, case_run: CaseRun) -> str:
-        return program_digest(program)
 
     # -- shared frontend ------------------------------------------------------
 
@@ -156,30 +152,6 @@ class _BuffersInStateDict:
 
     def __getattr__(self, name):
         return getattr(self._program, name)
-
-
-def program_digest(program) -> str:
-    """What an exported program is: its graph, its inputs' types, signature and dim ranges, every weight and constant.
-
-    Not its printed code: that names the source lines it was traced from,
-    which move when an unrelated line above them does.
-    """
-    from conformance.digests import digest, values_digest
-
-    def described(value):
-        if isinstance(value, torch.Tensor):
-            return [str(value.dtype), [str(size) for size in value.shape]]
-        return str(value)
-
-    placeholders = [(node.name, described(node.meta.get("val"))) for node in program.graph.nodes if node.op == "placeholder"]
-    return digest(
-        str(program.graph),
-        placeholders,
-        str(program.graph_signature),
-        str(program.range_constraints),
-        values_digest(dict(program.state_dict)),
-        values_digest(dict(program.constants)),
-    )
 
 
 def exported_ops(program) -> list[str]:
