@@ -73,7 +73,7 @@ from pathlib import Path
 
 import torch
 
-from conformance import T, op
+from conformance import Exact, Stored, T, op
 
 DATA = json.loads((Path(__file__).parent.parent / "data.json").read_text())
 
@@ -85,6 +85,8 @@ def offsets(shape, dtype, generator):
 CASES = [
     op("scaled", lambda x: x * DATA["scale"], T(4)),
     op("shifted", torch.neg, T(4, gen=offsets)),
+    op("stored", torch.neg, Exact.tensors(torch.ones(4)), reference=Stored(lambda: [torch.full((4,), -float(DATA["stored"]))])),
+    op("rand_like", lambda x: torch.rand_like(x), T(64, 64), nondeterministic=True),
 ]
 """
 
@@ -95,19 +97,23 @@ def test_a_constant_or_generated_inputs_from_a_data_file_change_the_key(tmp_path
     cases.mkdir()
     (cases / "data_cases.py").write_text(DATA_CASES)
     data = tmp_path / "data.json"
-    data.write_text('{"scale": 2, "offset": 1}')
-    ids = ["scaled", "shifted"]
+    data.write_text('{"scale": 2, "offset": 1, "stored": 1}')
+    ids = ["scaled", "shifted", "stored", "rand_like"]
     first = run(tmp_path / "cache", cases_dir=cases, cases=ids)
     assert all(r.passed for r in first.values()), first
+    # Unchanged, a hit: a random op's eager outputs differ from run to run, but they are no part of the key.
     unchanged = run(tmp_path / "cache", cases_dir=cases, cases=ids)
     assert all(r.passed and "lower" not in r.timings for r in unchanged.values()), unchanged
-    data.write_text('{"scale": 3, "offset": 5}')
+    data.write_text('{"scale": 3, "offset": 5, "stored": 2}')
     changed = run(tmp_path / "cache", cases_dir=cases, cases=ids)
     # The constant is an argument of the module's call: a miss, compiled anew (a stale hit failed with NUMERIC_MISMATCH).
     assert changed["scaled"].passed and "compile" in changed["scaled"].timings, changed["scaled"]
     # New input bytes: a miss up to the IR, whose compiled artifact is still the one it was.
     assert changed["shifted"].passed and "lower" in changed["shifted"].timings, changed["shifted"]
     assert "compile" not in changed["shifted"].timings
+    # New stored outputs: a miss too (a cached contract check was made against the old ones).
+    assert "lower" in changed["stored"].timings and changed["stored"].code == "NUMERIC_MISMATCH", changed["stored"]
+    assert "lower" not in changed["rand_like"].timings
 
 
 def test_the_export_mode_is_part_of_the_key(tmp_path):

@@ -13,8 +13,8 @@ The IR key is the hash of the exact IR handed to the compiler, the backend's
 flags and the toolchain versions. The case key is the hash of what the case
 is (case_fingerprint): its program (the torch calls its module makes, with
 their arguments, weights and constants: call_trace.py), the bytes of its
-inputs and of its reference outputs, its declaration, the backend and its
-flags, and the toolchain. A re-run of unchanged cases finds its IR key
+inputs and of its stored reference outputs, if it has them, its declaration,
+the backend and its flags, and the toolchain. A re-run of unchanged cases finds its IR key
 without exporting or lowering anything, then its artifact without
 compiling; a constant read from a data file, or inputs from a changed
 `gen=` or loader, change the key.
@@ -74,7 +74,7 @@ def tree_digest(root: str) -> str:
 
 def case_fingerprint(case_run, values: str, program: str | None, options: dict) -> str:
     """What a case is, for its case key: `program` (the digest of its module's torch calls),
-    `values` (its inputs' and reference's bytes), its declaration and the run's backend options.
+    `values` (its inputs' and stored reference's bytes), its declaration and the run's backend options.
 
     A module eager cannot run (a suite's stored reference stands for it) has no calls to show:
     the case's source files and its module's weights stand in for them.
