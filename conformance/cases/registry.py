@@ -4,8 +4,10 @@ A case module exposes either `CASES` (a list of Case) or `cases()` (a
 function returning them, for content that is costly to enumerate), and
 optionally `SUITE = "name"` (default "default"): a suite is loaded only when
 a run asks for it. Sources are the project's `cases/` directory, any
-`--cases` directory or module, and the entry point group
-`conformance.cases` (a module, a list of cases, or a function returning one).
+`--cases` directory or module, a suite written elsewhere
+(`--cases KIND:LOCATION`, e.g. `torch-mlir-e2e:PATH`: see
+conformance/cases/sources/), and the entry point group `conformance.cases`
+(a module, a list of cases, or a function returning one).
 """
 
 from __future__ import annotations
@@ -31,20 +33,27 @@ class RegistryError(Exception):
 
 @dataclass(frozen=True)
 class CaseSource:
-    """One place cases come from: a file in a case directory, a module, an entry point."""
+    """One place cases come from: a file in a case directory, a module, an entry point, a suite from elsewhere."""
 
     label: str  # what a user recognises: a path, a module name, an entry point
     load_module: Callable[[], object]
     family: str = ""  # default family for its cases (a file's stem)
     path: Path | None = None
     origin: str = ""  # the source tree (a case directory, or a module's file)
+    # A suite from elsewhere names its suite here. Named by --cases, it loads whatever the
+    # run's suites; `opt_in` (a variant of it) only when the run asks for the suite.
+    suite: str | None = None
+    opt_in: bool = False
+    report: Callable[[], list[str]] | None = None  # what the source could not import, by reason (conformance list)
 
     def load(self, suites: Iterable[str]) -> list[Case]:
         """The source's cases in the wanted suites; raises RegistryError naming the source."""
+        if self.suite is not None and self.opt_in and self.suite not in suites:
+            return []
         try:
             obj = self.load_module()
-            suite = getattr(obj, "SUITE", DEFAULT_SUITE) if isinstance(obj, types.ModuleType) else DEFAULT_SUITE
-            if suite not in suites:
+            suite = self.suite or (getattr(obj, "SUITE", DEFAULT_SUITE) if isinstance(obj, types.ModuleType) else DEFAULT_SUITE)
+            if suite not in suites and self.suite is None:
                 return []
             found = _cases_of(obj)
         except (CaseError, RegistryError) as e:
@@ -102,12 +111,30 @@ def entry_point_sources() -> list[CaseSource]:
     ]
 
 
+def external_sources(spec: str) -> list[CaseSource] | None:
+    """The sources of `KIND:LOCATION` (a suite written elsewhere), or None when `spec` is not one."""
+    from conformance.cases.sources import KINDS
+
+    kind, colon, location = spec.partition(":")
+    if not colon or Path(spec).exists():
+        return None
+    if kind not in KINDS:
+        if "/" in kind or not kind.replace("-", "").replace("_", "").isalnum():
+            return None  # a path or module that happens to hold a colon: let those rules speak
+        raise RegistryError(f"--cases {spec}: no case source kind {kind!r} (known: {', '.join(sorted(KINDS))})")
+    return importlib.import_module(KINDS[kind]).sources(location, spec)
+
+
 def discover(paths: Sequence[str] = (), default_dir: bool = True, plugins: bool = True) -> list[CaseSource]:
-    """All case sources: the project's cases/, then `paths` (dirs or modules), then entry points."""
+    """All case sources: the project's cases/, then `paths` (dirs, modules or KIND:LOCATION), then entry points."""
     sources: list[CaseSource] = []
     if default_dir and content.DEFAULT_CASES_DIR.is_dir():
         sources += directory_sources(content.DEFAULT_CASES_DIR)
     for p in paths:
+        external = external_sources(p)
+        if external is not None:
+            sources += external
+            continue
         looks_like_path = "/" in p or p.endswith(".py") or Path(p).exists()
         sources += directory_sources(Path(p)) if looks_like_path else [module_source(p)]
     if plugins:

@@ -1,4 +1,4 @@
-"""`conformance list`: the registered cases, their tags, and counts per family."""
+"""`conformance list`: the registered cases, their suite and tags, counts per family, and what a source could not import."""
 
 from __future__ import annotations
 
@@ -20,17 +20,22 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from tabulate import tabulate
 
-    _, cases = select_cases(args, run_options.settings_from(args))
+    settings = run_options.settings_from(args)
+    _, cases = select_cases(args, settings)
     if args.json:
         print(json.dumps([describe(c) for c in cases], indent=1, sort_keys=True))
         return 0
-    rows = [[c.id, c.kind, c.family, c.describe_inputs(), " ".join(sorted(c.all_tags - {c.kind, c.family}))] for c in cases]
-    print(tabulate(rows, headers=["id", "kind", "family", "inputs", "tags"]))
-    families = Counter((c.kind, c.family) for c in cases)
+    rows = [[c.id, c.suite, c.kind, c.family, c.describe_inputs(), " ".join(sorted(c.all_tags - {c.kind, c.family}))] for c in cases]
+    print(tabulate(rows, headers=["id", "suite", "kind", "family", "inputs", "tags"]))
+    families = Counter((c.suite, c.kind, c.family) for c in cases)
     print()
-    print(tabulate([[k, f, n] for (k, f), n in sorted(families.items())], headers=["kind", "family", "cases"]))
+    print(tabulate([[s, k, f, n] for (s, k, f), n in sorted(families.items())], headers=["suite", "kind", "family", "cases"]))
     kinds = Counter(c.kind for c in cases)
     print(f"\n{len(cases)} cases: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())))
+    for source in settings.case_sources():
+        if source.report is not None:  # a suite from elsewhere: what it could not import, and why
+            print()
+            print("\n".join(source.report()))
     return 0
 
 
