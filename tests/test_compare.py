@@ -1,6 +1,7 @@
 """Comparison with eager: each kind of mismatch, default tolerances, nested outputs."""
 
 import numpy as np
+import pytest
 import torch
 
 from conformance.compare import compare
@@ -86,3 +87,47 @@ def test_statistical_comparison_for_nondeterministic_cases():
     assert compare(a, b, statistical=True) is None
     m = compare(a, torch.ones(128, 128), statistical=True)
     assert m.code == Code.NUMERIC_MISMATCH and "statistics differ" in m.explanation
+
+
+def test_relative_error_is_never_a_division_by_zero():
+    m = compare(torch.tensor([0, 5, 7]), torch.tensor([3, 5, 7]))
+    assert m.explanation == (
+        "output: 1 of 3 elements differ (exact); max abs error 3 at [0] (expected 0, got 3); "
+        "max rel error n/a (eager is 0 wherever they differ)"
+    )
+    m = compare(torch.tensor([0, 4, 7]), torch.tensor([3, 5, 7]))
+    assert m.explanation.endswith("max abs error 3 at [0] (expected 0, got 3); max rel error 0.25")
+    m = compare(torch.zeros(3), torch.tensor([0.0, 0.5, 0.0]))
+    assert "max rel error n/a" in m.explanation and "e+" not in m.explanation
+
+
+def test_integers_and_bools_are_printed_exactly():
+    m = compare(torch.tensor([8589934591]), torch.tensor([8589934592]))
+    assert "max abs error 1 at [0] (expected 8589934591, got 8589934592)" in m.explanation
+    # Beyond 2**53 float64 cannot tell them apart; integers are compared in their own dtype.
+    m = compare(torch.tensor([2**53]), torch.tensor([2**53 + 1]))
+    assert m is not None and "(expected 9007199254740992, got 9007199254740993)" in m.explanation
+    m = compare(torch.tensor([True, False, True]), torch.tensor([True, True, False]))
+    assert m.explanation == "output: 2 of 3 elements differ (exact); first at [1] (expected False, got True)"
+
+
+@pytest.mark.parametrize("piece", [1, 7, 1 << 20])
+def test_comparing_piece_by_piece_finds_what_comparing_whole_finds(monkeypatch, piece):
+    from conformance.compare import values
+
+    monkeypatch.setattr(values, "PIECE", piece)
+    g = torch.Generator().manual_seed(3)
+    expected = torch.randn(6, 5, 4, generator=g).transpose(0, 2)  # not contiguous
+    actual = expected.contiguous().clone()
+    actual[1, 2, 3] += 0.5
+    actual[3, 4, 5] -= 2.0
+    actual[0, 0, 0] = float("inf")
+    m = compare(expected, actual)
+    assert m.explanation.startswith("output: 3 of 120 elements differ (rtol=1.3e-06, atol=1e-05); max abs error inf at [0, 0, 0]")
+    actual[0, 0, 0] = expected[0, 0, 0]
+    m = compare(expected, actual)
+    assert f"max abs error 2 at [3, 4, 5] (expected {expected[3, 4, 5].item():.6g}" in m.explanation
+    actual[2, 1, 0] = actual[3, 3, 3] = float("nan")
+    m = compare(expected, actual)
+    assert m.code == Code.NAN_MISMATCH and "the backend gives NaN at 2 of 120 places where eager does not (first at [2, 1, 0]" in m.explanation
+
