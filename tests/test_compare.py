@@ -131,3 +131,35 @@ def test_comparing_piece_by_piece_finds_what_comparing_whole_finds(monkeypatch, 
     m = compare(expected, actual)
     assert m.code == Code.NAN_MISMATCH and "the backend gives NaN at 2 of 120 places where eager does not (first at [2, 1, 0]" in m.explanation
 
+
+def test_nesting_is_compared_not_only_the_number_of_outputs():
+    v, i = torch.max(torch.randn(3, 4), 1)
+    m = compare((v, i), ((v, i),))
+    assert m.code == Code.STRUCTURE_MISMATCH
+    assert m.explanation == (
+        "output: eager gives (float32[3], int64[3]), the backend ((float32[3], int64[3]),) (the outputs are nested differently)"
+    )
+    out, h, c = torch.randn(5, 3, 8), torch.randn(1, 3, 8), torch.randn(1, 3, 8)
+    m = compare((out, (h, c)), ((out, h, c),))
+    assert m.code == Code.STRUCTURE_MISMATCH and m.explanation.startswith("output: eager gives (float32[5, 3, 8], (float32")
+    m = compare({"a": (out, (h, c))}, {"a": (out, [h, [c]])})
+    assert m.code == Code.STRUCTURE_MISMATCH and m.explanation.startswith("output['a'][1][1]: eager gives float32[1, 3, 8], the backend [float32[1, 3, 8]]")
+
+
+def test_a_flat_return_stands_for_any_nesting_as_mlir_functions_return_outputs():
+    out, h, c = torch.randn(5, 3, 8), torch.randn(1, 3, 8), torch.randn(1, 3, 8)
+    assert compare((out, (h, c)), (out, h, c)) is None
+    assert compare((out, (h, c)), [out, h, c]) is None
+    result = torch.max(torch.randn(3, 4), 1)  # torch.return_types.max
+    assert compare(result, tuple(result)) is None
+    assert compare(tuple(result), result) is None
+    assert compare(result, list(result)) is None
+    assert compare(out, (out,)) is None and compare((out,), out) is None and compare([out], out) is None
+    # Nested like eager, with other sequence types, or a mapping's keys in another order.
+    assert compare((out, (h, c)), [out, [h, c]]) is None
+    assert compare({"a": out, "b": (h, c)}, {"b": (h, c), "a": out}) is None
+    m = compare({"a": out, "b": h}, {"a": out, "c": h})
+    assert m.code == Code.STRUCTURE_MISMATCH and "nested differently" in m.explanation
+    # The leaf named in a value mismatch is eager's, even when the backend returned flat.
+    m = compare((out, (h, c)), (out, h, c + 1))
+    assert m.code == Code.NUMERIC_MISMATCH and m.explanation.startswith("output[1][1]:")

@@ -4,6 +4,7 @@ The first difference found decides the code, in that order, because each
 later check is meaningless once an earlier one fails. Tolerances default to
 torch.testing's per-dtype ones.
 
+    structure.py  how many outputs, and how they are nested
     values.py     deterministic outputs: NaNs in the same places, values within tolerances
     mismatch.py   the Mismatch, and how numbers are spelled in explanations
 """
@@ -14,9 +15,9 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch.utils._pytree import keystr, tree_flatten_with_path
 
 from conformance.compare.mismatch import Mismatch, as_tensor, describe
+from conformance.compare.structure import pair_outputs
 from conformance.compare.values import compare_values
 from conformance.taxonomy import Code
 
@@ -26,11 +27,6 @@ __all__ = ["Mismatch", "compare", "describe"]
 # mean, standard deviation and share of zeros may move by this fraction of
 # eager's standard deviation (zeros: absolute share).
 STATISTIC_TOLERANCE = 0.1
-
-
-def _leaves(value: Any, label: str = "output") -> list[tuple[str, Any]]:
-    flat, _ = tree_flatten_with_path(value)
-    return [(f"{label}{keystr(path)}" if path else label, leaf) for path, leaf in flat]
 
 
 def compare(
@@ -43,14 +39,10 @@ def compare(
     label: str = "output",
 ) -> Mismatch | None:
     """None when `actual` matches `expected`, else the first Mismatch found; `label` names what is compared."""
-    exp, act = _leaves(expected, label), _leaves(actual, label)
-    if len(exp) != len(act):
-        return Mismatch(
-            Code.STRUCTURE_MISMATCH,
-            f"eager returns {len(exp)} output(s) ({', '.join(describe(v) for _, v in exp)}) "
-            f"but the backend returned {len(act)} ({', '.join(describe(v) for _, v in act) or 'nothing'})",
-        )
-    for (path, e), (_, a) in zip(exp, act):
+    pairs, mismatch = pair_outputs(expected, actual, label)
+    if mismatch:
+        return mismatch
+    for path, e, a in pairs:
         mismatch = _compare_leaf(path, e, a, rtol, atol, statistical)
         if mismatch:
             return mismatch
