@@ -163,3 +163,27 @@ def test_a_flat_return_stands_for_any_nesting_as_mlir_functions_return_outputs()
     # The leaf named in a value mismatch is eager's, even when the backend returned flat.
     m = compare((out, (h, c)), (out, h, c + 1))
     assert m.code == Code.NUMERIC_MISMATCH and m.explanation.startswith("output[1][1]:")
+
+
+def test_swapped_outputs_are_named_as_such():
+    a, b = torch.randn(3, 4), torch.randn(3, 4)
+    m = compare((a, b), (b, a))
+    assert m.code == Code.STRUCTURE_MISMATCH
+    assert m.explanation == (
+        "the outputs come in another order: output[0] matches eager's output[1], "
+        "output[1] matches eager's output[0] (outputs swapped?)"
+    )
+    c = torch.randn(3, 4)
+    m = compare((a, b, c), (b, c, a))
+    assert m.code == Code.STRUCTURE_MISMATCH and "output[2] matches eager's output[0]" in m.explanation
+    # Only one of them matches elsewhere: its own mismatch stands, with the hint.
+    m = compare((a, b), (b, b))
+    assert m.code == Code.NUMERIC_MISMATCH
+    assert m.explanation.startswith("output[0]: 12 of 12 elements differ")
+    assert m.explanation.endswith("; but output[0] matches eager's output[1] (outputs swapped?)")
+    # Output 0 matches eager's output 1, output 1 matches nothing: not merely another order.
+    m = compare((a, b), (b, a + 1))
+    assert m.code == Code.NUMERIC_MISMATCH and m.explanation.endswith("but output[0] matches eager's output[1] (outputs swapped?)")
+    # Nothing matches: a plain mismatch.
+    m = compare((a, b), (a + 1, b))
+    assert m.code == Code.NUMERIC_MISMATCH and "swapped" not in m.explanation

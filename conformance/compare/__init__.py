@@ -7,6 +7,10 @@ torch.testing's per-dtype ones.
     structure.py  how many outputs, and how they are nested
     values.py     deterministic outputs: NaNs in the same places, values within tolerances
     mismatch.py   the Mismatch, and how numbers are spelled in explanations
+
+When a deterministic output differs but matches another of eager's outputs,
+the explanation says so: outputs returned in another order look like wrong
+numbers otherwise.
 """
 
 from __future__ import annotations
@@ -42,10 +46,10 @@ def compare(
     pairs, mismatch = pair_outputs(expected, actual, label)
     if mismatch:
         return mismatch
-    for path, e, a in pairs:
+    for i, (path, e, a) in enumerate(pairs):
         mismatch = _compare_leaf(path, e, a, rtol, atol, statistical)
         if mismatch:
-            return mismatch
+            return mismatch if statistical else _reordered(pairs, i, mismatch, rtol, atol)
     return None
 
 
@@ -88,3 +92,39 @@ def _compare_statistics(path: str, te: torch.Tensor, ta: torch.Tensor) -> Mismat
                 f"allowed difference {tol:.3g}",
             )
     return None
+
+
+def _reordered(pairs: list, i: int, mismatch: Mismatch, rtol, atol) -> Mismatch:
+    """`mismatch` of output i, or better: the outputs' order, when output i matches another of eager's.
+
+    When every output that differs matches another one of eager's, one for
+    one, the backend returned eager's outputs in another order: a
+    STRUCTURE_MISMATCH. When only output i does, its own mismatch stands,
+    with the match named as a hint.
+    """
+    elsewhere = _match_elsewhere(pairs, i, rtol, atol)
+    if elsewhere is None:
+        return mismatch
+    order = {i: elsewhere}  # backend output -> the eager output it matches; outputs before i matched in place
+    for j in range(i + 1, len(pairs)):
+        _, e, a = pairs[j]
+        if not _matches(e, a, rtol, atol):
+            order[j] = _match_elsewhere(pairs, j, rtol, atol)
+    path = pairs[i][0]
+    if None not in order.values() and sorted(order) == sorted(order.values()):
+        told = ", ".join(f"{pairs[j][0]} matches eager's {pairs[k][0]}" for j, k in order.items())
+        return Mismatch(Code.STRUCTURE_MISMATCH, f"the outputs come in another order: {told} (outputs swapped?)")
+    return Mismatch(mismatch.code, f"{mismatch.explanation}; but {path} matches eager's {pairs[elsewhere][0]} (outputs swapped?)")
+
+
+def _match_elsewhere(pairs: list, j: int, rtol, atol) -> int | None:
+    """The index of another of eager's outputs that the backend's output j matches, if any."""
+    actual = pairs[j][2]
+    return next((k for k, (_, e, _) in enumerate(pairs) if k != j and _matches(e, actual, rtol, atol)), None)
+
+
+def _matches(expected: Any, actual: Any, rtol, atol) -> bool:
+    te, ta = as_tensor(expected), as_tensor(actual)
+    if te is None or ta is None or te.dtype != ta.dtype or te.shape != ta.shape or te.numel() == 0:
+        return False
+    return compare_values("", te, ta, rtol, atol) is None
