@@ -1,11 +1,12 @@
 """Comparing a backend's outputs with eager: structure, dtype, shape, NaNs, values.
 
 The first difference found decides the code, in that order, because each
-later check is meaningless once an earlier one fails. Tolerances default to
-torch.testing's per-dtype ones.
+later check is meaningless once an earlier one fails:
 
     structure.py  how many outputs, and how they are nested
     values.py     deterministic outputs: NaNs in the same places, values within tolerances
+                  (default: torch.testing's per-dtype ones)
+    samples.py    random outputs, judged as samples of a distribution
     mismatch.py   the Mismatch, and how numbers are spelled in explanations
 
 When a deterministic output differs but matches another of eager's outputs,
@@ -21,16 +22,12 @@ import numpy as np
 import torch
 
 from conformance.compare.mismatch import Mismatch, as_tensor, describe
+from conformance.compare.samples import compare_samples
 from conformance.compare.structure import pair_outputs
 from conformance.compare.values import compare_values
 from conformance.taxonomy import Code
 
 __all__ = ["Mismatch", "compare", "describe"]
-
-# Nondeterministic cases (dropout, rand) are judged on statistics: each of
-# mean, standard deviation and share of zeros may move by this fraction of
-# eager's standard deviation (zeros: absolute share).
-STATISTIC_TOLERANCE = 0.1
 
 
 def compare(
@@ -42,7 +39,10 @@ def compare(
     statistical: bool = False,
     label: str = "output",
 ) -> Mismatch | None:
-    """None when `actual` matches `expected`, else the first Mismatch found; `label` names what is compared."""
+    """None when `actual` matches `expected`, else the first Mismatch found; `label` names what is compared.
+
+    `statistical`: the outputs are random (a nondeterministic case), judged as samples.
+    """
     pairs, mismatch = pair_outputs(expected, actual, label)
     if mismatch:
         return mismatch
@@ -65,33 +65,13 @@ def _compare_leaf(path, e, a, rtol, atol, statistical) -> Mismatch | None:
         return Mismatch(Code.STRUCTURE_MISMATCH, f"{path}: eager gives {e!r}, the backend {a!r}")
     # A Python scalar has no dtype of its own to hold the backend to.
     scalar = not isinstance(e, (torch.Tensor, np.ndarray)) or not isinstance(a, (torch.Tensor, np.ndarray, np.generic))
+    if statistical:
+        return compare_samples(path, te, ta, same_dtype_required=not scalar)
     if te.dtype != ta.dtype and not scalar:
         return Mismatch(Code.DTYPE_MISMATCH, f"{path}: eager gives {describe(te)}, the backend {describe(ta)}")
     if te.shape != ta.shape:
         return Mismatch(Code.SHAPE_MISMATCH, f"{path}: eager gives {describe(te)}, the backend {describe(ta)}")
-    if statistical:
-        return _compare_statistics(path, te, ta)
     return compare_values(path, te, ta, rtol, atol)
-
-
-def _compare_statistics(path: str, te: torch.Tensor, ta: torch.Tensor) -> Mismatch | None:
-    if not te.dtype.is_floating_point or te.numel() == 0:
-        return None
-    e, a = te.double(), ta.double()
-    scale = max(e.std().item() if e.numel() > 1 else 0.0, 1e-6)
-    stats = {
-        "mean": (e.mean().item(), a.mean().item(), STATISTIC_TOLERANCE * scale),
-        "std": (e.std().item() if e.numel() > 1 else 0.0, a.std().item() if a.numel() > 1 else 0.0, STATISTIC_TOLERANCE * scale),
-        "share of zeros": ((e == 0).double().mean().item(), (a == 0).double().mean().item(), STATISTIC_TOLERANCE / 2),
-    }
-    for name, (ve, va, tol) in stats.items():
-        if abs(ve - va) > tol:
-            return Mismatch(
-                Code.NUMERIC_MISMATCH,
-                f"{path}: statistics differ (nondeterministic case): {name} is {va:.4g}, eager {ve:.4g}, "
-                f"allowed difference {tol:.3g}",
-            )
-    return None
 
 
 def _reordered(pairs: list, i: int, mismatch: Mismatch, rtol, atol) -> Mismatch:
