@@ -95,8 +95,11 @@ class Scripted(Backend):
     """Eager, except for cases named in $FAKE_SCRIPT (JSON {case id: behaviour}).
 
     Behaviours: "perturb" (outputs off by 1%: NUMERIC_MISMATCH), "raise"
-    (an error at stage lower), "shape" (an extra dimension: SHAPE_MISMATCH).
-    The environment reaches the supervised child, so a test scripts a run.
+    (an error at stage lower), "shape" (an extra dimension: SHAPE_MISMATCH),
+    "nest" (the outputs wrapped in one more tuple), "swap" (the outputs in
+    reverse order), "nan" (a NaN in the first element), "double" (every
+    value doubled). The environment reaches the supervised child, so a test
+    scripts a run.
     """
 
     name = "scripted"
@@ -119,6 +122,15 @@ class Scripted(Backend):
             return out * 1.01 + 0.01
         if behaviour == "shape":
             return out.unsqueeze(0)
+        if behaviour == "nest":
+            return (out,)
+        if behaviour == "swap":
+            return tuple(reversed(out))
+        if behaviour == "nan":
+            out = out.clone()
+            out.view(-1)[0] = float("nan")
+        if behaviour == "double":
+            return out * 2
         return out
 
 
@@ -233,3 +245,4 @@ class MutationLeading(Backend):
 
 
 MUTATION_LEADING = MutationLeading()
+
