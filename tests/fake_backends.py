@@ -246,3 +246,46 @@ class MutationLeading(Backend):
 
 MUTATION_LEADING = MutationLeading()
 
+
+class RawPassManager(TorchMlirBackend):
+    """torch-mlir's TOSA lowering run with the bindings' own PassManager, its MLIRError let out.
+
+    What a plugged-in backend does when written without the framework's
+    run_pipeline. `how`: "printed" leaves the context as the FX importer made
+    it (errors printed to stderr as they come, the exception says only
+    "Failure while executing pass pipeline"); "collected" keeps them in the
+    exception's error_diagnostics; "wrapped" also raises an error of the
+    backend's own from it.
+    """
+
+    stages = ("export", "import", "contract", "lower", "run")
+
+    def __init__(self, name: str, how: str):
+        self.name, self.how = name, how
+
+    def lower(self, contract, case_run):
+        from torch_mlir.passmanager import PassManager
+
+        lowered = contract.clone()
+        context = lowered.context
+        emitted = context.emit_error_diagnostics
+        if self.how != "printed":
+            context.emit_error_diagnostics = False
+        try:
+            with context:
+                PassManager.parse("builtin.module(torch-backend-to-tosa-backend-pipeline)").run(lowered)
+        except Exception as e:
+            if self.how == "wrapped":
+                raise RuntimeError("my backend could not lower the model") from e
+            raise
+        finally:
+            context.emit_error_diagnostics = emitted
+        return lowered
+
+    def run(self, _, inputs, case_run):
+        return case_run.module(*inputs)
+
+
+RAW_PASS_MANAGER_PRINTED = RawPassManager("raw-pm-printed", "printed")
+RAW_PASS_MANAGER_COLLECTED = RawPassManager("raw-pm-collected", "collected")
+RAW_PASS_MANAGER_WRAPPED = RawPassManager("raw-pm-wrapped", "wrapped")

@@ -1,4 +1,4 @@
-"""Verdicts end to end, as a user gets them: nesting, order, random outputs."""
+"""Verdicts end to end, as a user gets them: nesting, order, random outputs, MLIR errors a backend lets out."""
 
 import json
 
@@ -32,3 +32,19 @@ def test_wrong_nesting_order_and_random_outputs_are_caught_and_correct_ones_pass
     # A 0-d random output is not held to statistics of one value.
     assert found["rand_like.0d"]["verdict"] == "PASS"
 
+
+def test_an_mlir_error_a_backend_lets_out_is_classified_as_the_shipped_backend_s(run_registry):
+    # The shipped tosa backend runs the pipeline through the framework's run_pipeline; the fakes run
+    # the same pipeline with torch-mlir's own PassManager and let its MLIRError escape as it is,
+    # with the diagnostics kept in it, or wrapped in an error of their own.
+    fakes = ["RAW_PASS_MANAGER_PRINTED", "RAW_PASS_MANAGER_COLLECTED", "RAW_PASS_MANAGER_WRAPPED"]
+    run = run_registry(f"--backend=tosa,{','.join(fake(f) for f in fakes)}", "-k", "acos", cases="verdicts")
+    shipped = run.results["acos[tosa]"]
+    assert (shipped["stage"], shipped["code"], shipped["op"]) == ("lower", "UNSUPPORTED_OP", "aten.acos"), shipped
+    for name in ("raw-pm-printed", "raw-pm-collected", "raw-pm-wrapped"):
+        result = run.results[f"acos[{name}]"]
+        assert (result["stage"], result["code"], result["op"]) == ("lower", "UNSUPPORTED_OP", "aten.acos"), result
+        assert result["explanation"] == (
+            "torch-mlir cannot lower aten.acos to the target dialect "
+            "(failed to legalize operation 'torch.aten.acos' that was explicitly marked illegal)"
+        )
