@@ -168,6 +168,18 @@ def test_values_beyond_eager_s_range_fail_even_below_the_statistics_threshold():
     assert "values lie below eager's smallest" in m.explanation
 
 
+def test_a_random_output_of_another_distribution_fails_even_with_eager_s_mean_and_deviation():
+    # torch-mlir's TOSA lowering makes every aten.uniform one compile-time constant, so randn's
+    # Box-Muller transform gets the same uniform twice: sqrt(-2 log u) cos(2 pi u), skewed by 1.
+    g = torch.Generator().manual_seed(4)
+    eager = torch.randn(64, 64, generator=g)
+    u = torch.rand(64, 64, generator=g)
+    skewed = (torch.sqrt(-2 * torch.log(u)) * torch.cos(2 * torch.pi * u)).clamp(eager.min(), eager.max())
+    m = compare(eager, skewed, statistical=True)
+    assert m.code == Code.NUMERIC_MISMATCH
+    assert "statistics differ: the distributions are" in m.explanation and "allowed 0.0595 at 4096 and 4096 elements" in m.explanation
+
+
 def test_integer_and_bool_random_outputs_are_compared():
     g = torch.Generator().manual_seed(2)
     eager = torch.randint(0, 10, (64, 64), generator=g)
