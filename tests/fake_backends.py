@@ -96,8 +96,11 @@ class Scripted(Backend):
     """Eager, except for cases named in $FAKE_SCRIPT (JSON {case id: behaviour}).
 
     Behaviours: "perturb" (outputs off by 1%: NUMERIC_MISMATCH), "raise"
-    (an error at stage lower), "shape" (an extra dimension: SHAPE_MISMATCH).
-    The environment reaches the supervised child, so a test scripts a run.
+    (an error at stage lower), "shape" (an extra dimension: SHAPE_MISMATCH),
+    "nest" (the outputs wrapped in one more tuple), "swap" (the outputs in
+    reverse order), "nan" (a NaN in the first element), "double" (every
+    value doubled). The environment reaches the supervised child, so a test
+    scripts a run.
     """
 
     name = "scripted"
@@ -120,6 +123,15 @@ class Scripted(Backend):
             return out * 1.01 + 0.01
         if behaviour == "shape":
             return out.unsqueeze(0)
+        if behaviour == "nest":
+            return (out,)
+        if behaviour == "swap":
+            return tuple(reversed(out))
+        if behaviour == "nan":
+            out = out.clone()
+            out.view(-1)[0] = float("nan")
+        if behaviour == "double":
+            return out * 2
         return out
 
 
@@ -317,3 +329,47 @@ class ExportOnly(TorchMlirBackend):
 
 
 EXPORT_ONLY = ExportOnly()
+
+
+class RawPassManager(TorchMlirBackend):
+    """torch-mlir's TOSA lowering run with the bindings' own PassManager, its MLIRError let out.
+
+    What a plugged-in backend does when written without the framework's
+    run_pipeline. `how`: "printed" leaves the context as the FX importer made
+    it (errors printed to stderr as they come, the exception says only
+    "Failure while executing pass pipeline"); "collected" keeps them in the
+    exception's error_diagnostics; "wrapped" also raises an error of the
+    backend's own from it.
+    """
+
+    stages = ("export", "import", "contract", "lower", "run")
+
+    def __init__(self, name: str, how: str):
+        self.name, self.how = name, how
+
+    def lower(self, contract, case_run):
+        from torch_mlir.passmanager import PassManager
+
+        lowered = contract.clone()
+        context = lowered.context
+        emitted = context.emit_error_diagnostics
+        if self.how != "printed":
+            context.emit_error_diagnostics = False
+        try:
+            with context:
+                PassManager.parse("builtin.module(torch-backend-to-tosa-backend-pipeline)").run(lowered)
+        except Exception as e:
+            if self.how == "wrapped":
+                raise RuntimeError("my backend could not lower the model") from e
+            raise
+        finally:
+            context.emit_error_diagnostics = emitted
+        return lowered
+
+    def run(self, _, inputs, case_run):
+        return case_run.module(*inputs)
+
+
+RAW_PASS_MANAGER_PRINTED = RawPassManager("raw-pm-printed", "printed")
+RAW_PASS_MANAGER_COLLECTED = RawPassManager("raw-pm-collected", "collected")
+RAW_PASS_MANAGER_WRAPPED = RawPassManager("raw-pm-wrapped", "wrapped")

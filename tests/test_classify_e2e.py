@@ -43,3 +43,25 @@ def test_pretty_tosa_handed_to_iree_is_toolchain_skew(tmp_path):
     assert found.code == "TOOLCHAIN_SKEW", (found, proc.stderr[:500])
     assert "cannot parse the IR torch-mlir printed" in found.explanation
     assert "custom op 'tosa.const_shape' expected 'values'" in found.explanation
+
+
+def test_torch_mlir_s_own_compiler_error_is_classified_from_the_diagnostics_it_printed(capfd):
+    # torch_mlir.fx.export_and_import(output_type="tosa") runs the pipeline itself: the error it raises
+    # names the pipeline (in its reproducer) and MLIR prints the diagnostics on stderr.
+    import torch
+    from torch_mlir import fx
+
+    class Acos(torch.nn.Module):
+        def forward(self, x):
+            return torch.acos(x)
+
+    try:
+        fx.export_and_import(Acos(), torch.rand(3, 4), output_type="tosa")
+    except Exception as e:
+        error = e
+    printed = capfd.readouterr()
+    found = classify_error("lower", error, printed.out + printed.err)
+    assert (found.code, found.op) == ("UNSUPPORTED_OP", "aten.acos"), found
+    assert found.explanation == (
+        "torch-mlir cannot lower aten.acos to tosa (failed to legalize operation 'torch.aten.acos' that was explicitly marked illegal)"
+    )

@@ -134,6 +134,7 @@ class Backend:
         return None
 
     def run(self, value: Any, inputs: list[torch.Tensor], case_run: CaseRun) -> Any:
+        """The outputs for `inputs`: nested as eager's, or flat (one output alone, or a tuple of all in eager's flattening order)."""
         raise NotImplementedError
 
     def flags(self) -> dict[str, Any]:

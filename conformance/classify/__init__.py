@@ -16,6 +16,7 @@ from conformance.backends.protocol import StageFailure
 from conformance.classify.parsers import PARSERS
 from conformance.classify.text import error_line
 from conformance.taxonomy import Code, Stage
+from conformance.toolchain.mlir import error_text as diagnostic_text
 
 
 @dataclass
@@ -40,10 +41,36 @@ def first_error_line(text: str) -> str:
 
 
 def error_text(error: BaseException) -> str:
-    """`module.Type: message`; the module tells torch's own errors from ours."""
+    """`module.Type: message`; the module tells torch's own errors from ours.
+
+    MLIR diagnostics are read whoever carries them: a backend that runs a
+    PassManager itself and lets the bindings' MLIRError escape, or wraps it
+    in an exception of its own (raised from it), is classified as one whose
+    pipeline failed inside the framework's run_pipeline.
+    """
+    text = f"{_type_name(error)}: {error}"
+    carrier = _mlir_error(error)
+    if carrier is not None:
+        diagnostics = "\n".join(diagnostic_text(d) for d in carrier.error_diagnostics)
+        told = f"{_type_name(carrier)}: {carrier.message}" + (f":\n{diagnostics}" if diagnostics else "")
+        text = told if carrier is error else f"{text}\n{told}"
+    return text
+
+
+def _type_name(error: BaseException) -> str:
     kind = type(error)
-    name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-    return f"{name}: {error}"
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _mlir_error(error: BaseException | None) -> BaseException | None:
+    """The MLIR Python bindings' MLIRError that `error` is, or was raised from (or while handling)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if type(error).__name__ == "MLIRError" and hasattr(error, "error_diagnostics"):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def classify_error(stage: str, error: BaseException, output: str = "") -> Classification:

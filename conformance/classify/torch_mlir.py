@@ -9,7 +9,11 @@ from conformance.dtypes import VTENSOR
 from conformance.taxonomy import Code
 from conformance.toolchain.mlir import UNCONVERTED
 
-PIPELINE = re.compile(r"torch-mlir pipeline (\S+) failed")
+# A torch-mlir pass pipeline failed: the framework's PipelineError names the pipeline; the bindings'
+# MLIRError, as a backend lets it escape, says only this; torch-mlir's own TorchMlirCompilerError
+# says it too, and names the pipeline in its torch-mlir-opt reproducer.
+PIPELINE_FAILED = re.compile(r"torch-mlir pipeline .* failed:$|Failure while executing pass pipeline", re.M)
+PIPELINE = re.compile(r"torch-mlir pipeline (.*) failed:$|-pass-pipeline='([^']*)'", re.M)
 LEGALIZE = re.compile(r"failed to legalize operation '(torch\.[\w.]+)'")
 CONTRACT_ILLEGAL = re.compile(r"found an op that was marked as backend illegal|unsupported by backend contract", re.I)
 # What a pattern says before giving up on a type: "only floating-point datatype
@@ -26,8 +30,9 @@ TARGETS = {"tosa": "tosa", "linalg": "linalg-on-tensors", "stablehlo": "stablehl
 def target_of(text: str) -> str:
     match = PIPELINE.search(text)
     if match:
+        pipeline = match.group(1) or match.group(2)
         for key, name in TARGETS.items():
-            if key in match.group(1):
+            if key in pipeline:
                 return name
         return "the torch backend contract"
     return "the target dialect"
@@ -48,7 +53,7 @@ def parse_import(stage: str, text: str):
 
 
 def parse(stage: str, text: str):
-    if "torch-mlir pipeline" not in text:
+    if not PIPELINE_FAILED.search(text):
         return None
     target = target_of(text)
     legalize = LEGALIZE.search(text)
