@@ -15,9 +15,12 @@ BASICS = ["tanh", "add.broadcast", "matmul", "mlp"]
 # float32[n, 4] + float32[n, 4], n at two sizes: a broadcasting op, which is
 # where StableHLO needs dynamic_broadcast_in_dim.
 DYNAMIC = "add.dynamic"
+# torch-mlir lowers these to tm_tensor.scatter and tm_tensor.sort, not linalg.
+TM_TENSOR = ["index_add", "sort"]
 PAIRS = (
     [(c, b) for c in BASICS + [DYNAMIC] for b in BACKENDS]
     + [("atanh", "tosa"), ("lenet5", "tosa-ref"), ("diagonal", "stablehlo")]
+    + [(c, "linalg") for c in TM_TENSOR]
 )
 
 
@@ -70,6 +73,13 @@ def test_an_op_reported_through_its_scalar_constant_is_named(results):
     assert (result.stage, result.code, result.op) == ("lower", "UNSUPPORTED_OP", "aten.diagonal"), result
     assert "failed to legalize operation 'torch.constant.int'" in result.details
     assert result.explanation.startswith("torch-mlir cannot lower aten.diagonal to stablehlo"), result
+
+
+@pytest.mark.parametrize("case", TM_TENSOR)
+def test_linalg_compiles_torch_mlirs_tm_tensor_ops(results, case):
+    # IREE takes torch-mlir's TMTensor ops only under --iree-input-type=tm_tensor.
+    result = results[(case, "linalg")]
+    assert result.passed, result
 
 
 def test_the_tosa_reference_model_runs_a_small_conv_net(results):
