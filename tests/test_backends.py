@@ -15,9 +15,15 @@ BASICS = ["tanh", "add.broadcast", "matmul", "mlp"]
 # float32[n, 4] + float32[n, 4], n at two sizes: a broadcasting op, which is
 # where StableHLO needs dynamic_broadcast_in_dim.
 DYNAMIC = "add.dynamic"
+# torch-mlir lowers these to tm_tensor.scatter and tm_tensor.sort, not linalg.
+TM_TENSOR = ["index_add", "sort"]
+# uint8 and 0-d bfloat16 outputs: what the module hands back needs reading right.
+OUTPUT_TYPES = [("add.u8", "linalg"), ("sum.bf16", "torch")]
 PAIRS = (
     [(c, b) for c in BASICS + [DYNAMIC] for b in BACKENDS]
     + [("atanh", "tosa"), ("lenet5", "tosa-ref"), ("diagonal", "stablehlo")]
+    + [(c, "linalg") for c in TM_TENSOR]
+    + OUTPUT_TYPES
 )
 
 
@@ -70,6 +76,49 @@ def test_an_op_reported_through_its_scalar_constant_is_named(results):
     assert (result.stage, result.code, result.op) == ("lower", "UNSUPPORTED_OP", "aten.diagonal"), result
     assert "failed to legalize operation 'torch.constant.int'" in result.details
     assert result.explanation.startswith("torch-mlir cannot lower aten.diagonal to stablehlo"), result
+
+
+@pytest.mark.parametrize("case", TM_TENSOR)
+def test_linalg_compiles_torch_mlirs_tm_tensor_ops(results, case):
+    # IREE takes torch-mlir's TMTensor ops only under --iree-input-type=tm_tensor.
+    result = results[(case, "linalg")]
+    assert result.passed, result
+
+
+@pytest.mark.parametrize("case, backend", OUTPUT_TYPES)
+def test_unsigned_and_0d_bfloat16_outputs_come_back_as_eager_gives_them(results, case, backend):
+    # The signless module returns uint8 as int8; NumPy's ascontiguousarray made a 0-d bf16 1-d.
+    result = results[(case, backend)]
+    assert result.passed, result
+
+
+def test_a_0d_bfloat16_array_stays_0d():
+    import ml_dtypes
+    import numpy as np
+    import torch
+
+    from conformance.toolchain.arrays import to_tensor
+
+    t = to_tensor(np.array(1.5, dtype=ml_dtypes.bfloat16))
+    assert (t.shape, t.dtype, t.item()) == (torch.Size([]), torch.bfloat16, 1.5)
+
+
+def test_int8_outputs_are_viewed_as_uint8_only_where_eager_has_uint8():
+    # Leading outputs are mutated inputs (extras["mutations"]): they follow the input's dtype.
+    from types import SimpleNamespace
+
+    import torch
+
+    from conformance.toolchain.torch_mlir import unsigned_as_eager
+
+    u8, i8 = torch.tensor([200], dtype=torch.uint8), torch.tensor([-56], dtype=torch.int8)
+    run = SimpleNamespace(inputs=[[u8, i8]], expected=[(u8, i8)], extras={"mutations": [1]})
+    got = unsigned_as_eager((i8, i8, i8), run)
+    assert [t.dtype for t in got] == [torch.int8, torch.uint8, torch.int8]
+    assert got[1].item() == 200  # the same byte, read unsigned
+    run = SimpleNamespace(inputs=[[u8]], expected=[u8], extras={})
+    assert unsigned_as_eager(i8, run).dtype == torch.uint8
+    assert unsigned_as_eager((i8, i8), run) == (i8, i8)  # another structure: left for the comparison
 
 
 def test_the_tosa_reference_model_runs_a_small_conv_net(results):

@@ -22,5 +22,6 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
 
 def to_tensor(array: np.ndarray) -> torch.Tensor:
     if array.dtype.name == "bfloat16" or (array.dtype.kind == "V" and array.dtype.itemsize == 2):
-        return torch.from_numpy(np.ascontiguousarray(array).view(np.int16).copy()).view(torch.bfloat16)
+        # np.asarray, not np.ascontiguousarray: the latter makes a 0-d array 1-d.
+        return torch.from_numpy(np.asarray(array, order="C").view(np.int16).copy()).view(torch.bfloat16)
     return torch.from_numpy(np.array(array))

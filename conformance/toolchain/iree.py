@@ -22,7 +22,7 @@ from conformance.taxonomy import Code
 from conformance.toolchain.arrays import to_numpy, to_tensor
 from conformance.toolchain.mlir import write_ir, write_ir_once
 from conformance.toolchain.tools import ToolError, run_tool
-from conformance.toolchain.torch_mlir import TorchMlirBackend
+from conformance.toolchain.torch_mlir import TorchMlirBackend, unsigned_as_eager
 
 DRIVER = "local-task"
 TARGET_FLAGS = [
@@ -161,8 +161,8 @@ class IreeBackend(TorchMlirBackend):
         function = entry.compiled.function(entry.function)
         outputs = function(*[to_numpy(t) for t in inputs])
         if isinstance(outputs, (tuple, list)):
-            return tuple(from_iree(o) for o in outputs)
-        return from_iree(outputs)
+            return unsigned_as_eager(tuple(from_iree(o) for o in outputs), case_run)
+        return unsigned_as_eager(from_iree(outputs), case_run)
 
 
     def _reproduce_run(self, case_run: CaseRun, inputs: int) -> None:

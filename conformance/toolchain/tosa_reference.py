@@ -18,7 +18,7 @@ from conformance.taxonomy import Code
 from conformance.toolchain.arrays import to_numpy, to_tensor
 from conformance.toolchain.mlir import write_ir_once
 from conformance.toolchain.tools import ToolError, run_tool, tosa_tools_prefixes, tosa_tools_site
-from conformance.toolchain.torch_mlir import TorchMlirBackend
+from conformance.toolchain.torch_mlir import TorchMlirBackend, unsigned_as_eager
 
 INSTALL_HINT = (
     "install tosa-tools into a virtualenv of its own with `make install` (it runs "
@@ -129,7 +129,7 @@ class TosaReferenceBackend(TorchMlirBackend):
         if missing:
             raise ToolError("tosa_reference_model", 0, f"wrote no {', '.join(missing)}\n{proc.stdout}\n{proc.stderr}")
         outputs = [to_tensor(np.load(workdir / f)) for f in ofm]
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return unsigned_as_eager(outputs[0] if len(outputs) == 1 else tuple(outputs), case_run)
 
 
 def _copies(directory: Path, names: list[str]) -> dict:
