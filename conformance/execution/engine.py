@@ -167,7 +167,7 @@ class Engine:
         elif isinstance(reply, Silent):
             found = classify_timeout(stage, self.settings.case_timeout, output)
         else:
-            found = classify_crash(stage, reply.how, output)
+            found = classify_crash(stage, reply.how, output, reply.measured)
         result = results.failed(
             case, backend, stage=stage, code=found.code, explanation=found.explanation, details=found.details
         )
