@@ -287,3 +287,44 @@ class Cached(Scripted):
 
 
 CACHED = Cached()
+
+
+class Flaky(Backend):
+    """Eager, except that it counts its runs of each case in $FAKE_FLAKY_STATE (a directory) and misbehaves by turns.
+
+    Each attempt of a pair runs in a fresh child, so the count lives in a file:
+    "alternate" gives a wrong answer (NUMERIC_MISMATCH) on the 1st, 3rd, ... run
+    of a case and the right one on the others; "jitter" always passes, but on the
+    2nd, 4th, ... run moves one element of the output by one ulp (within any
+    tolerance, different in its bits). $FAKE_FLAKY_CASES (comma-separated) names
+    the cases it misbehaves on (default: all).
+    """
+
+    stages = ("run",)
+
+    def __init__(self, name: str, how: str):
+        self.name, self.how = name, how
+
+    def _count(self, case_id: str) -> int:
+        wanted = os.environ.get("FAKE_FLAKY_CASES")
+        if wanted and case_id not in wanted.split(","):
+            return 0
+        path = os.path.join(os.environ["FAKE_FLAKY_STATE"], f"{self.name}-{case_id}")
+        count = (int(open(path).read()) if os.path.exists(path) else 0) + 1
+        with open(path, "w") as f:
+            f.write(str(count))
+        return count
+
+    def run(self, _, inputs, case_run):
+        out = case_run.module(*inputs)
+        count = self._count(case_run.case.id)
+        if self.how == "alternate" and count % 2 == 1:
+            return out * 1.01 + 0.01
+        if self.how == "jitter" and count and count % 2 == 0:
+            out = out.clone()
+            out.view(-1)[0] = torch.nextafter(out.view(-1)[0], torch.tensor(float("inf"), dtype=out.dtype))
+        return out
+
+
+ALTERNATING = Flaky("alternating", "alternate")
+JITTER = Flaky("jitter", "jitter")
