@@ -96,16 +96,16 @@ def settle(attempts: list[Result]) -> Result:
     if all(agree(seen[0], s) for s in seen[1:]):
         first.extras[ATTEMPTS] = seen
         return first
-    failing = [r for r in attempts if r.failed]
+    failing = [(number, r) for number, r in enumerate(attempts, 1) if r.failed]
     extras = {k: v for k, v in first.extras.items() if k != DIFFERS}
     return Result(
         case=first.case,
         backend=first.backend,
         status=Status.FLAKY,
         explanation=explain(seen),
-        details=clip("\n\n".join(f"--- attempt {attempts.index(r) + 1}: {r.code} at {r.stage} ---\n{r.details}" for r in failing)),
+        details=clip("\n\n".join(f"--- run {number}: {r.code} at {r.stage} ---\n{r.details}" for number, r in failing if r.details)),
         timings=first.timings,
-        artifacts=next((r.artifacts for r in failing if r.artifacts), None),
+        artifacts=next((r.artifacts for _, r in failing if r.artifacts), None),
         extras={**extras, ATTEMPTS: seen},
     )
 
@@ -117,6 +117,13 @@ def describe(number: int, seen: dict) -> str:
         return f"run {number}: {seen['status']}"
     op = f" ({seen['op']})" if seen.get("op") else ""
     return f"run {number} failed at {seen['stage']} with {seen['code']}{op}: {seen['explanation'][:200]}"
+
+
+def in_a_word(seen: dict) -> str:
+    """One run of a flaky pair in a word or two, for tables: pass, pass (other bits), CODE (op)."""
+    if seen.get("code"):
+        return seen["code"] + (f" ({seen['op']})" if seen.get("op") else "")
+    return seen["status"] + (" (other bits)" if seen.get("differs") else "")
 
 
 def explain(seen: list[dict]) -> str:
