@@ -19,6 +19,8 @@ from torch.utils._pytree import keystr, tree_flatten_with_path
 
 from conformance.paths import safe_name
 
+UNCHECKED = "determinism_unchecked"  # Result.extras key: why a pass's outputs could not be kept or compared
+
 
 def _path(directory: str, case: str, backend: str) -> Path:
     return Path(directory) / safe_name(case) / f"{safe_name(backend)}.pt"

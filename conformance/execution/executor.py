@@ -335,10 +335,13 @@ class RunningJob:
         kept = self.attempt.outputs_dir
         if kept is None or it.run.case.nondeterministic:  # judged on statistics: other bits are expected
             return
-        if not self.attempt.is_rerun:
-            determinism.keep(kept, it.case_id, backend.name, outputs)
-        elif differs := determinism.difference(kept, it.case_id, backend.name, outputs):
-            it.run.extras[DIFFERS] = differs
+        try:
+            if not self.attempt.is_rerun:
+                determinism.keep(kept, it.case_id, backend.name, outputs)
+            elif differs := determinism.difference(kept, it.case_id, backend.name, outputs):
+                it.run.extras[DIFFERS] = differs
+        except Exception as e:  # outputs torch cannot save: say the check was not made, keep the verdict
+            it.run.extras[determinism.UNCHECKED] = f"{type(e).__name__}: {e}"
 
     # -- reporting ------------------------------------------------------------
 
