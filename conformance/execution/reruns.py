@@ -111,6 +111,7 @@ def settle(attempts: list[Result]) -> Result:
 
 
 def describe(number: int, seen: dict) -> str:
+    """What run `number` saw, in words: "run 2 passed", "run 1 failed at compare with NUMERIC_MISMATCH: ..."."""
     if seen["status"] == Status.PASS:
         return f"run {number} passed" + (f", but its {seen['differs']}" if seen.get("differs") else "")
     if seen["status"] != Status.FAIL:
