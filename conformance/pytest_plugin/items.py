@@ -159,7 +159,7 @@ def _flaky_lines(result: Result, entry: Entry | None) -> list[str]:
     if entry is not None:
         lines.append(f"  the xfail set expects {describe_expected(entry)}, which no run showed")
     lines.append(
-        "  a pair that passes one run and fails the next is a bug to fix (a race, memory read before it is written); "
+        "  runs that disagree are a bug to fix (a race, memory read before it is written); "
         "while it is known, an xfail entry expecting one of the failures above keeps the run green "
         "(write it by hand, with a note: updates never write a flaky pair)"
     )
