@@ -67,11 +67,18 @@ def memory_mb(text: str) -> int:
     return value
 
 
-def at_least_one(text: str) -> int:
-    value = _number(text, int, "a whole number")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
-    return value
+def whole_number_from(minimum: int) -> Callable[[str], int]:
+    def check(text: str) -> int:
+        value = _number(text, int, "a whole number")
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {text}")
+        return value
+
+    return check
+
+
+at_least_one = whole_number_from(1)
+at_least_zero = whole_number_from(0)
 
 
 def export_mode(text: str) -> str:
@@ -290,6 +297,22 @@ EXPORT_MODE = Option(
     metavar="|".join(EXPORT_MODES),
     setting="export_mode",
 )
+RERUNS = Option(
+    ("--reruns",),
+    f"run a failing pair again this often, each time alone in a fresh process; if the verdicts differ it is FLAKY "
+    f"(default {defaults.DEFAULT_RERUNS}; 0 turns it off; a TIMEOUT and a failure replayed from the compile cache are not re-run)",
+    type=at_least_zero,
+    default=defaults.DEFAULT_RERUNS,
+    metavar="N",
+    setting="reruns",
+)
+CHECK_DETERMINISM = Option(
+    ("--check-determinism",),
+    "run each passing pair a second time in a fresh process and compare its outputs bit for bit: a difference makes it FLAKY",
+    action="store_true",
+    default=False,
+    setting="check_determinism",
+)
 ARTIFACTS = Option(
     ("--artifacts",),
     "write a reproducer bundle for each failing case here",
@@ -364,10 +387,13 @@ RESULTS = Option(
 # What each front end declares, in the order --help lists them.
 PYTEST = (
     BACKEND, CASES, CASE, NO_DEFAULT_CASES, SUITE, SEED, CASE_TIMEOUT, MEMORY_LIMIT, BATCH_SIZE,
-    ARTIFACTS, CACHE_DIR, NO_CACHE, XFAIL_DIR, NO_XFAIL, UPDATE_XFAILS, EXPORT_MODE,
+    RERUNS, CHECK_DETERMINISM, ARTIFACTS, CACHE_DIR, NO_CACHE, XFAIL_DIR, NO_XFAIL, UPDATE_XFAILS, EXPORT_MODE,
 )  # fmt: skip
 CASE_SELECTION = (CASES, NO_DEFAULT_CASES, SUITE, KEYWORD, TAG, SKIP_TAG)
-EXECUTION = (SEED, CASE_TIMEOUT, BATCH_SIZE, MEMORY_LIMIT, CACHE_DIR, NO_CACHE, ARTIFACTS, XFAIL_DIR, NO_XFAIL, EXPORT_MODE)
+EXECUTION = (
+    SEED, CASE_TIMEOUT, BATCH_SIZE, MEMORY_LIMIT, RERUNS, CHECK_DETERMINISM, CACHE_DIR, NO_CACHE, ARTIFACTS, XFAIL_DIR, NO_XFAIL,
+    EXPORT_MODE,
+)  # fmt: skip
 
 _FILLING_SETTINGS = [o for o in (CASES, NO_DEFAULT_CASES, SUITE, *EXECUTION) if o.setting]
 

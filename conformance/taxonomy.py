@@ -62,6 +62,7 @@ class Status(StrEnum):
     PASS = "pass"
     FAIL = "fail"
     SKIP = "skip"  # the case is declared not applicable to the backend
+    FLAKY = "flaky"  # the attempts disagreed (a re-run in a fresh process, or --check-determinism): no stable verdict
 
 
 class Verdict(StrEnum):
@@ -73,8 +74,9 @@ class Verdict(StrEnum):
     CHANGED = "CHANGED"  # failed, but not as the xfail set says
     FAIL = "FAIL"  # failed and is not listed
     SKIP = "SKIP"
+    FLAKY = "FLAKY"  # the attempts disagreed: fails a strict run unless the xfail set expects a failure seen (judge.py)
 
     @property
     def is_failure(self) -> bool:
-        """Whether this verdict fails a strict run."""
+        """Whether this verdict fails a strict run whatever the xfail entry (FLAKY depends on it: judge.fails_strict_run)."""
         return self in (Verdict.XPASS, Verdict.CHANGED, Verdict.FAIL)

@@ -79,6 +79,9 @@ class BatchedMisbehaving(Backend):
 
     @batched
     def compile(self, values, case_runs):
+        if os.environ.get("FAKE_BATCH_LOG"):  # lets a test see which cases each process compiled together
+            with open(os.environ["FAKE_BATCH_LOG"], "a") as log:
+                log.write(json.dumps([os.getpid(), [r.case.id for r in case_runs]]) + "\n")
         if any(r.case.id == self.victim for r in case_runs):
             die(self.how)
         # Record what was batched, so a test can see batching happened.
@@ -99,8 +102,9 @@ class Scripted(Backend):
     (an error at stage lower), "shape" (an extra dimension: SHAPE_MISMATCH),
     "nest" (the outputs wrapped in one more tuple), "swap" (the outputs in
     reverse order), "nan" (a NaN in the first element), "double" (every
-    value doubled). The environment reaches the supervised child, so a test
-    scripts a run.
+    value doubled), "raise-another-op-each-run" (the lower error names
+    fake_op, then other_op, by turns: count_run). The environment reaches the
+    supervised child, so a test scripts a run.
     """
 
     name = "scripted"
@@ -110,10 +114,14 @@ class Scripted(Backend):
         return json.loads(os.environ.get("FAKE_SCRIPT", "{}"))
 
     def lower(self, _, case_run):
-        if self._script().get(case_run.case.id) == "raise":
+        behaviour = self._script().get(case_run.case.id)
+        op = "fake_op"
+        if behaviour == "raise-another-op-each-run":  # fake_op on odd runs, other_op on even ones
+            op = "fake_op" if count_run(self.name, case_run.case.id) % 2 else "other_op"
+        if behaviour in ("raise", "raise-another-op-each-run"):
             raise PipelineError(
                 "builtin.module(torch-backend-to-tosa-backend-pipeline)",
-                "error: failed to legalize operation 'torch.aten.fake_op' that was explicitly marked illegal",
+                f"error: failed to legalize operation 'torch.aten.{op}' that was explicitly marked illegal",
             )
 
     def run(self, _, inputs, case_run):
@@ -373,3 +381,122 @@ class RawPassManager(TorchMlirBackend):
 RAW_PASS_MANAGER_PRINTED = RawPassManager("raw-pm-printed", "printed")
 RAW_PASS_MANAGER_COLLECTED = RawPassManager("raw-pm-collected", "collected")
 RAW_PASS_MANAGER_WRAPPED = RawPassManager("raw-pm-wrapped", "wrapped")
+
+
+def count_run(backend: str, case_id: str) -> int:
+    """How often `backend` ran `case_id`, this run included, counted in a file of $FAKE_FLAKY_STATE
+    (each attempt is a fresh process); 0 for a case not in $FAKE_FLAKY_CASES when that is set."""
+    wanted = os.environ.get("FAKE_FLAKY_CASES")
+    if wanted and case_id not in wanted.split(","):
+        return 0
+    path = os.path.join(os.environ["FAKE_FLAKY_STATE"], f"{backend}-{case_id}")
+    count = (int(open(path).read()) if os.path.exists(path) else 0) + 1
+    with open(path, "w") as f:
+        f.write(str(count))
+    return count
+
+
+class Flaky(Backend):
+    """Eager, except that it counts its runs of each case in $FAKE_FLAKY_STATE (a directory) and misbehaves by turns.
+
+    Each attempt of a pair runs in a fresh child, so the count lives in a file:
+    "alternate" gives a wrong answer (NUMERIC_MISMATCH) on the 1st, 3rd, ... run
+    of a case and the right one on the others; "jitter" always passes, but on the
+    2nd, 4th, ... run moves one element of the output by one ulp (within any
+    tolerance, different in its bits). $FAKE_FLAKY_CASES (comma-separated) names
+    the cases it misbehaves on (default: all).
+    """
+
+    stages = ("run",)
+
+    def __init__(self, name: str, how: str):
+        self.name, self.how = name, how
+
+    def run(self, _, inputs, case_run):
+        out = case_run.module(*inputs)
+        count = count_run(self.name, case_run.case.id)
+        if self.how == "alternate" and count % 2 == 1:
+            return out * 1.01 + 0.01
+        if self.how == "jitter" and count and count % 2 == 0:
+            out = out.clone()
+            out.view(-1)[0] = torch.nextafter(out.view(-1)[0], torch.tensor(float("inf"), dtype=out.dtype))
+        return out
+
+
+ALTERNATING = Flaky("alternating", "alternate")
+JITTER = Flaky("jitter", "jitter")
+
+
+# -- really nondeterministic: nothing scripted, the machine decides ------------
+
+
+class RacySum(Backend):
+    """Full sums computed the way a GPU's atomic adds do: chunks summed on 8 threads,
+    each partial sum added to the total when its thread gets the lock.
+
+    Float addition is not associative and the order the threads get the lock
+    is the OS scheduler's, so the last bits of the total change from run to
+    run (within any sum's tolerance): --check-determinism finds it FLAKY.
+    Only cases computing torch.sum of one float tensor apply.
+    """
+
+    name = "racy-sum"
+    stages = ("run",)
+
+    def not_applicable(self, case):
+        if tuple(case.ops) != ("aten.sum",) or len(case.inputs) != 1 or not case.inputs[0].dtype.is_floating_point:
+            return "racy-sum computes full float sums only"
+        from conformance.cases.inputs import make_inputs, make_module
+
+        inputs = make_inputs(case, 0)[0]
+        out = make_module(case, 0)(*inputs)
+        if out.shape != () or out.dtype != inputs[0].dtype:  # reduces some dims only, or casts
+            return "racy-sum computes full float sums only"
+        return None
+
+    def run(self, _, inputs, case_run):
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        lock = threading.Lock()
+        total = torch.zeros((), dtype=inputs[0].dtype)
+
+        def add(part):
+            nonlocal total
+            partial = part.sum()
+            with lock:
+                total = total + partial
+
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(add, inputs[0].reshape(-1).chunk(64)))
+        return total
+
+
+class UninitialisedRelu(Backend):
+    """ReLU whose kernel allocates its output with torch.empty and writes only the positive
+    elements: the others keep whatever the allocator's memory held (a classic kernel bug).
+
+    What that memory holds depends on the process's allocation history and on
+    address-space randomisation (freed blocks keep heap pointers), so a fresh
+    process may find zeros there (a pass) or garbage (a wrong answer).
+    Only float cases computing aten.relu apply.
+    """
+
+    name = "uninit-relu"
+    stages = ("run",)
+
+    def not_applicable(self, case):
+        if case.family != "activations" or tuple(case.ops) != ("aten.relu",) or not case.inputs[0].dtype.is_floating_point:
+            return "uninit-relu computes float relu only"
+        return None
+
+    def run(self, _, inputs, case_run):
+        x = inputs[0]
+        out = torch.empty_like(x)
+        positive = x > 0
+        out[positive] = x[positive]
+        return out
+
+
+RACY_SUM = RacySum()
+UNINIT_RELU = UninitialisedRelu()

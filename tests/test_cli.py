@@ -80,6 +80,8 @@ def test_an_unknown_backend_is_named_with_the_known_ones(tmp_path):
         ("--case-timeout", "-1", "argument --case-timeout: must be more than 0"),
         ("-j", "0", "argument -j/--workers: must be at least 1, got 0"),
         ("--batch-size", "0", "argument --batch-size: must be at least 1, got 0"),
+        ("--reruns", "-1", "argument --reruns: must be at least 0, got -1"),
+        ("--reruns", "once", "argument --reruns: expected a whole number, got 'once'"),
         ("--memory-limit", "-5", "argument --memory-limit: -5 MB is less than a case process needs"),
         ("--memory-limit", "99999999", "more than this machine's memory"),
         ("--shard", "3/2", "argument --shard: I must be between 1 and N"),

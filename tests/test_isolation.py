@@ -108,7 +108,9 @@ def test_a_runaway_process_is_killed_by_the_memory_watchdog():
         engine.close()
     hog = results["tanh"]
     assert (hog.code, hog.stage) == ("CRASH", "compile"), hog
-    assert "over the 1 GB limit" in hog.explanation and "GB of memory" in hog.explanation
+    assert "more memory than the 1 GB limit" in hog.explanation, hog
+    # How much it had taken differs from run to run: the details say it, the pinned explanation does not.
+    assert " GB when it was killed" in hog.details and " GB when" not in hog.explanation
     assert results["double"].passed
 
 
@@ -122,8 +124,10 @@ def test_a_stage_that_prints_without_end_is_a_timeout_long_before_the_case_timeo
         engine.close()
     looping = results["tanh"]
     assert (looping.code, looping.stage) == ("TIMEOUT", "lower"), looping
-    assert "MB of output without finishing" in looping.explanation, looping
-    assert "kept printing: loc(unknown): error: failed to rewrite the same op again" in looping.explanation, looping
+    assert "kept printing without finishing" in looping.explanation, looping
+    assert looping.explanation.endswith("kept printing: failed to rewrite the same op again"), looping
+    # How many MB it printed before the kill depends on the machine's speed: details only.
+    assert "MB" not in looping.explanation and " MB of output before it was killed" in looping.details
     # The flood is folded: a few copies and a count, not megabytes.
     assert len(looping.details) < 10_000 and "more times]" in looping.details, looping.details[:500]
     assert results["double"].passed

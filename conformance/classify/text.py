@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 # `/tmp/conformance-job-x/a.mlir:86:11: `, `loc("f.py":10:0): `, `"f.py":10:0: ` before a message.
@@ -61,3 +62,51 @@ def crash_site(text: str) -> tuple[str | None, str | None, str | None]:
     if pattern and pattern.group(2):
         op = "aten." + re.sub(r"(?<!^)([A-Z])", r"_\1", pattern.group(2).removeprefix("Aten")).lower()
     return (pattern.group(1) if pattern else None, pass_.group(1) if pass_ else None, op)
+
+
+# -- explanations that stay the same from run to run ---------------------------
+#
+# An explanation is pinned in an xfail set, so anything in it that differs from
+# one run or machine to the next (a temp dir, this checkout's location, an
+# address, a pid) would report the entry CHANGED on every update. The raw text
+# stays in the Result's details; the explanation keeps what is stable.
+
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~/-])/(?:[\w.+@-]+/)*[\w.+@-]+")
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
+_PID = re.compile(r"\b(pid|PID|process)([ =:#]+)\d+\b")
+
+
+@functools.cache
+def _machine_roots() -> list[tuple[str, str]]:
+    """(absolute prefix, what it becomes), longest first: where this machine keeps things."""
+    import site
+    import sys
+    import tempfile
+
+    from conformance.content import PROJECT_ROOT
+
+    roots = [(str(PROJECT_ROOT), "")]
+    roots += [(path, "") for path in (*site.getsitepackages(), site.getusersitepackages()) if path]
+    roots += [(sys.prefix, ""), (tempfile.gettempdir(), "<tmp>")]
+    return sorted(roots, key=lambda root: -len(root[0]))
+
+
+def _portable_path(match: re.Match) -> str:
+    path = match.group(0)
+    for root, replacement in _machine_roots():
+        if path.startswith(root.rstrip("/") + "/"):
+            rest = path[len(root.rstrip("/")) + 1 :]
+            if replacement == "<tmp>":  # a temp dir's name is random: keep the file's own name
+                return f"<tmp>/{rest.rsplit('/', 1)[-1]}"
+            return rest.split("site-packages/", 1)[-1]
+    if "/site-packages/" in path or "/dist-packages/" in path:  # another interpreter's packages
+        return re.split(r"/(?:site|dist)-packages/", path, maxsplit=1)[1]
+    return path  # a path compiled into a tool (an assert's source file) is the same everywhere
+
+
+def stable(explanation: str) -> str:
+    """`explanation` without what differs from run to run: this machine's paths made
+    project-relative (temp files by their name alone), addresses and pids elided."""
+    explanation = _ABSOLUTE_PATH.sub(_portable_path, explanation)
+    explanation = _ADDRESS.sub("0x…", explanation)
+    return _PID.sub(lambda m: m.group(1), explanation)

@@ -1,4 +1,4 @@
-"""`conformance triage`: failures grouped by (backend, code, op), largest group first."""
+"""`conformance triage`: failures grouped by (backend, code, op), largest group first; then the flaky pairs."""
 
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from tabulate import tabulate
 
+    from conformance.execution.reruns import ATTEMPTS, in_a_word
     from conformance.nightly.store import latest, read_results, report_dirs
     from conformance.report.triage import root_causes
+    from conformance.taxonomy import Status
 
     source = Path(args.source) if args.source else (report_dirs(Path("reports")) or [None])[-1]
     if source is None or not (source.is_file() or (source / "results.jsonl").exists()):
@@ -42,6 +44,11 @@ def run(args) -> int:
         print(f"\n{backend}: {failures} failures in {len(mine)} groups")
         rows = [[g.count, g.code, g.op or "-", g.example.case, g.example.explanation[:150]] for g in mine[: args.limit]]
         print(tabulate(rows, headers=["count", "code", "op", "example", "explanation"]))
-    if not groups:
+    flaky = sorted((r for r in results if r.status == Status.FLAKY), key=lambda r: (r.backend, r.case))
+    if flaky:
+        print(f"\nflaky: {len(flaky)} pairs whose runs disagree (not failures: no group above holds them)")
+        rows = [[r.backend, r.case, " / ".join(in_a_word(a) for a in r.extras.get(ATTEMPTS) or []), r.explanation[:150]] for r in flaky]
+        print(tabulate(rows, headers=["backend", "case", "runs", "explanation"]))
+    if not groups and not flaky:
         print("no failures")
     return 0

@@ -76,7 +76,7 @@ def main(argv: list[str]) -> int:
             break
         assert isinstance(message, RunJob), message
         executor.capture.reset()
-        executor.run_job(message.pairs, message.max_batch)
+        executor.run_job(message.pairs, message.max_batch, message.attempt)
         jobs += 1
         if jobs == 1:  # the first job imported the toolchains (torch-mlir, IREE)
             settle_heap()

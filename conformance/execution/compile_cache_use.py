@@ -10,7 +10,9 @@ Three points of a backend's walk through its stages meet the cache:
                     under their IR key and case key
     record_failure  a failure before `run` is stored under the case key
 
-Crashes and timeouts are never cached (they may not recur), nor are missing
+With re-runs on (--reruns), a failure is stored only once a re-run has
+reproduced it exactly, and a re-run reads nothing (reruns.py): a replayed
+failure was seen twice. Crashes and timeouts are never cached (they may not recur), nor are missing
 tools or failures no parser recognises (a broken install looks like that: an
 environment problem, not the case's, and it must not outlive its repair).
 The store itself, and what goes into the keys, is compile_cache_store.py.
@@ -40,12 +42,16 @@ class CacheUse:
     and `ir_key`.
     """
 
-    def __init__(self, store: CompileCache, options: dict):
+    def __init__(self, store: CompileCache, options: dict, reads: bool = True):
         self.store = store
         self.options = options
+        self.reads = reads  # False: look nothing up, only store (a re-run, see reruns.py)
         # case id -> (its first input tensor, weakly; the digests of what it is): the backends of a
         # job share one CaseRun, digested once; the next job's tensors are new objects.
         self._known: dict[str, tuple[weakref.ref | None, str]] = {}
+
+    def without_reads(self) -> CacheUse:
+        return CacheUse(self.store, self.options, reads=False)
 
     def _fingerprint(self, case_run) -> str:
         first = next((t for inputs in case_run.inputs for t in inputs), None)
@@ -76,7 +82,7 @@ class CacheUse:
         for it in items:
             start = time.perf_counter()
             it.case_key = self._case_key(backend, it)
-            record = self.store.case(it.case_key)
+            record = self.store.case(it.case_key) if self.reads else None
             if record is None:
                 continue
             if "failure" in record:
@@ -100,7 +106,7 @@ class CacheUse:
         for it in items:
             start = time.perf_counter()
             it.ir_key = digest(backend.cache_input(it.value, it.run), backend.name, backend.flags(), toolchain())
-            hit = self.store.ir(it.ir_key)
+            hit = self.store.ir(it.ir_key) if self.reads else None
             if hit is not None:
                 it.value = backend.cache_load(hit[0], hit[1], it.run)
                 it.resume_at = index + 1

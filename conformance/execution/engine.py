@@ -6,13 +6,19 @@ stage in progress are to blame: a single case becomes CRASH or TIMEOUT at
 that stage; a batch is split (halves after a crash; single cases after a
 hang, so only the guilty one waits out the timeout again). Everything not
 yet finished goes to a fresh child. No Result already received is lost.
+
+A failure (and with --check-determinism a pass) is then run again in a
+fresh child, alone; reruns.py decides which, and the verdict of the attempts.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import shutil
+import tempfile
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from conformance import result as results
@@ -23,6 +29,7 @@ from conformance.execution.capture import fold_repeats
 from conformance.execution.messages import JobDone, Message, ResultMessage, RunJob, StageStarted
 from conformance.execution.supervisor import ChildError, ChildProcess, Died, Flooding, Silent
 from conformance.execution.planning import Pair
+from conformance.execution.reruns import Attempt, agree, record, settle, wants_rerun
 from conformance.result import Result
 
 # A job whose child dies before announcing any stage is retried this often.
@@ -34,6 +41,7 @@ class Job:
     pairs: list[Pair]
     max_batch: int
     attempts: int = 0  # how often a child died before announcing any stage of it
+    attempt: Attempt = field(default_factory=Attempt)  # which run of its pairs this is (a re-run?)
 
 
 @dataclass
@@ -53,11 +61,43 @@ class Engine:
         self.cancelled = False
 
     def run(self, pairs: list[Pair], max_batch: int | None = None) -> Iterator[Result]:
-        """Results for `pairs`, in the order they finish, as one job.
+        """Results for `pairs`, in the order they finish, as one job, then its re-runs.
 
-        Callers cut large runs into jobs first (planning.plan_jobs).
+        Callers cut large runs into jobs first (planning.plan_jobs). A Result
+        that may be re-run is held back until its attempts are over; a run
+        cancelled meanwhile drops it (a resumed run runs the pair again).
         """
-        queue = deque([Job(list(pairs), max_batch or self.settings.batch_size)])
+        settings = self.settings
+        outputs_dir = tempfile.mkdtemp(prefix="conformance-outputs-") if settings.check_determinism else None
+        try:
+            tried: dict[Pair, list[Result]] = {}  # the attempts of pairs that run again
+            first = Attempt(1, outputs_dir)
+            for result in self._attempt(list(pairs), max_batch or settings.batch_size, first):
+                if wants_rerun(result, 1, settings.reruns, settings.check_determinism):
+                    tried[result.key] = [result]
+                else:
+                    yield result
+            number = 2
+            while tried and not self.cancelled:
+                self.close()  # a fresh child: nothing of the runs before lives on in it
+                last = number > settings.reruns  # the cache may keep what this attempt confirms
+                confirm = [[*key, r[0].code, r[0].op] for key, r in tried.items() if last and r[0].failed]
+                for result in self._attempt(list(tried), 1, Attempt(number, outputs_dir, confirm)):
+                    tried[result.key].append(result)
+                for key, attempts in list(tried.items()):
+                    latest = attempts[-1]
+                    if len(attempts) < number or not agree(record(attempts[0]), record(latest)) or not wants_rerun(
+                        latest, number, settings.reruns, False
+                    ):
+                        del tried[key]
+                        yield settle(attempts)
+                number += 1
+        finally:
+            if outputs_dir:
+                shutil.rmtree(outputs_dir, ignore_errors=True)
+
+    def _attempt(self, pairs: list[Pair], max_batch: int, attempt: Attempt) -> Iterator[Result]:
+        queue = deque([Job(pairs, max_batch, attempt=attempt)])
         while queue and not self.cancelled:
             yield from self._run_job(queue.popleft(), queue)
 
@@ -79,7 +119,7 @@ class Engine:
         child = self.child
         progress = JobProgress(dict.fromkeys(job.pairs))
         reply: Message | Silent | Died
-        if not child.send(RunJob(job.pairs, job.max_batch)):
+        if not child.send(RunJob(job.pairs, job.max_batch, job.attempt)):
             reply = Died(child.exit_description())
         else:
             while True:
@@ -141,7 +181,7 @@ class Engine:
                 for case, backend in remaining:
                     yield self._broken(case, backend, "case", reply, output)
                 return
-            queue.appendleft(Job(list(remaining), job.max_batch, job.attempts + 1))
+            queue.appendleft(dataclasses.replace(job, pairs=list(remaining), attempts=job.attempts + 1))
             return
         stage, backend = announced.stage, announced.backend
         blamed = [(c, backend) for c in announced.cases if (c, backend) in remaining]
@@ -153,12 +193,12 @@ class Engine:
             for pair in blamed + sharers:
                 yield self._broken(*pair, stage, reply, output)
         elif isinstance(reply, Silent):
-            retry += [Job([p], 1) for p in blamed]
+            retry += [dataclasses.replace(job, pairs=[p], max_batch=1, attempts=0) for p in blamed]
         elif blamed:
             half = math.ceil(len(blamed) / 2)
-            retry += [Job(blamed[:half], half), Job(blamed[half:], half)]
+            retry += [dataclasses.replace(job, pairs=part, max_batch=half, attempts=0) for part in (blamed[:half], blamed[half:])]
         if rest:
-            retry.append(Job(rest, job.max_batch))
+            retry.append(dataclasses.replace(job, pairs=rest, attempts=0))
         queue.extendleft(reversed(retry))
 
     def _broken(self, case: str, backend: str, stage: str, reply, output: str) -> Result:
@@ -167,7 +207,7 @@ class Engine:
         elif isinstance(reply, Silent):
             found = classify_timeout(stage, self.settings.case_timeout, output)
         else:
-            found = classify_crash(stage, reply.how, output)
+            found = classify_crash(stage, reply.how, output, reply.measured)
         result = results.failed(
             case, backend, stage=stage, code=found.code, explanation=found.explanation, details=found.details
         )

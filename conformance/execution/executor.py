@@ -29,10 +29,12 @@ from conformance.cases.registry import Registry
 from conformance.cases.spec import CaseError, CaseUnavailable
 from conformance.classify import Classification, classify_error
 from conformance.compare import compare
+from conformance.execution import determinism
 from conformance.execution.capture import OutputCapture
 from conformance.execution.compile_cache_store import CompileCache
 from conformance.execution.compile_cache_use import CacheUse
 from conformance.execution.messages import Message, ResultMessage, StageStarted
+from conformance.execution.reruns import DIFFERS, REPLAYED, Attempt
 from conformance.execution.settings import Settings
 from conformance.paths import safe_name
 from conformance.report.reproduce import pytest_command
@@ -82,9 +84,9 @@ class Executor:
             else None
         )
 
-    def run_job(self, pairs: list[tuple[str, str]], max_batch: int) -> None:
+    def run_job(self, pairs: list[tuple[str, str]], max_batch: int, attempt: Attempt | None = None) -> None:
         """Run every (case, backend) pair: backend by backend, cases together."""
-        job = RunningJob(self, pairs, max_batch)
+        job = RunningJob(self, pairs, max_batch, attempt or Attempt())
         try:
             job.run()
         finally:
@@ -101,13 +103,15 @@ class RunningJob:
     outcomes of `@shared` stages, and a scratch directory.
     """
 
-    def __init__(self, executor: Executor, pairs: list[tuple[str, str]], max_batch: int):
+    def __init__(self, executor: Executor, pairs: list[tuple[str, str]], max_batch: int, attempt: Attempt):
         self.registry = executor.registry
         self.backends = executor.backends
         self.settings = executor.settings
         self.report = executor.report
         self.capture = executor.capture
-        self.cache = executor.cache
+        self.attempt = attempt
+        # A re-run reads nothing from the cache: a stored failure or artifact must not decide it (reruns.py).
+        self.cache = executor.cache.without_reads() if executor.cache and attempt.is_rerun else executor.cache
         self.max_batch = max_batch
         self.cases_of: dict[str, list[str]] = {}  # backend name -> its cases, in the order of `pairs`
         self.backends_of: dict[str, list[Backend]] = {}
@@ -132,6 +136,7 @@ class RunningJob:
         cache = self.cache if backend.cache_stage else None
         if cache:
             for it, stage, failure in cache.resume(backend, items):
+                it.run.extras[REPLAYED] = True  # stored once seen twice: not re-run
                 self._fail(backend, it, stage, failure)
         for index, stage in enumerate(backend.stages):
             live = [it for it in items if not it.done and it.resume_at <= index]
@@ -321,7 +326,21 @@ class RunningJob:
                 return
         it.timings[Stage.COMPARE] = time.perf_counter() - start
         it.done = True
+        self._check_determinism(backend, it, outputs)
         self._emit(results.passed(it.case_id, backend.name, it.timings), it.run.extras)
+
+    def _check_determinism(self, backend: Backend, it: Item, outputs: list) -> None:
+        """--check-determinism: the first run keeps a pass's outputs, a re-run says how its own differ."""
+        kept = self.attempt.outputs_dir
+        if kept is None or it.run.case.nondeterministic:  # judged on statistics: other bits are expected
+            return
+        try:
+            if not self.attempt.is_rerun:
+                determinism.keep(kept, it.case_id, backend.name, outputs)
+            elif differs := determinism.difference(kept, it.case_id, backend.name, outputs):
+                it.run.extras[DIFFERS] = differs
+        except Exception as e:  # outputs torch cannot save: say the check was not made, keep the verdict
+            it.run.extras[determinism.UNCHECKED] = f"{type(e).__name__}: {e}"
 
     # -- reporting ------------------------------------------------------------
 
@@ -342,7 +361,8 @@ class RunningJob:
 
     def _fail(self, backend: Backend, it: Item, stage: str, failure: Classification) -> None:
         it.done = True
-        if self.cache and backend.cache_stage:
+        deterministic = self.attempt.records_failure(it.case_id, backend.name, failure.code, failure.op, self.settings.reruns)
+        if self.cache and backend.cache_stage and deterministic:
             self.cache.record_failure(backend, it, stage, failure)
         self._emit_failure(it.case_id, backend.name, stage, failure, it.timings, it.run.extras)
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from conformance.execution.planning import Pair
+from conformance.execution.reruns import Attempt
 from conformance.execution.settings import Settings
 from conformance.result import Result
 
@@ -65,15 +66,17 @@ class Init(Message):
 
 @dataclass
 class RunJob(Message):
-    """Run these pairs, compiling at most `max_batch` cases together."""
+    """Run these pairs, compiling at most `max_batch` cases together, as their `attempt`-th run."""
 
     kind = "job"
     pairs: list[Pair]
     max_batch: int
+    attempt: Attempt = field(default_factory=Attempt)
 
     @classmethod
     def from_fields(cls, data: dict[str, Any]) -> RunJob:
-        return cls([tuple(pair) for pair in data["pairs"]], data["max_batch"])  # JSON made the pairs lists
+        pairs = [tuple(pair) for pair in data["pairs"]]  # JSON made the pairs lists
+        return cls(pairs, data["max_batch"], Attempt.from_dict(data.get("attempt") or {}))
 
 
 @dataclass

@@ -17,6 +17,7 @@ DEFAULT_CASE_TIMEOUT = 300.0
 DEFAULT_MEMORY_LIMIT_MB = 3072
 DEFAULT_MEMORY_KILL_MB = 8192
 DEFAULT_BATCH = 16
+DEFAULT_RERUNS = 1
 
 
 @dataclass
@@ -32,6 +33,8 @@ class Settings:
     batch_size: int = DEFAULT_BATCH  # op cases compiled together by batching backends
     export_mode: str = DEFAULT_EXPORT_MODE  # for cases that do not name one
     artifacts: str | None = None  # reproducer bundles go here when set
+    reruns: int = DEFAULT_RERUNS  # a failure is run again this often, each time in a fresh child: differing verdicts are FLAKY
+    check_determinism: bool = False  # passing pairs run twice too, their outputs compared bit for bit
     cache_dir: str | None = None  # compile cache; None disables it
     cache_limit_mb: int = 4096  # compiled artifacts kept, least recently used evicted first
     options: dict[str, Any] = field(default_factory=dict)  # backend options, e.g. custom_ops

@@ -50,7 +50,8 @@ class Flooding(Silent):
 
 @dataclass
 class Died:
-    how: str  # "killed by signal SIGSEGV (11)", "exited with status 3"
+    how: str  # "killed by signal SIGSEGV (11)", "exited with status 3": the same every time it happens
+    measured: str = ""  # what differed this time (how much memory it used), for the details
 
 
 class ChildProcess:
@@ -114,7 +115,10 @@ class ChildProcess:
                 used = self.memory_used()
                 if used > self.memory_kill_bytes:
                     self.kill()
-                    return Died(f"killed for using {used / 2**30:.1f} GB of memory, over the {self.memory_kill_bytes / 2**30:.0f} GB limit")
+                    return Died(
+                        f"killed for using more memory than the {self.memory_kill_bytes / 2**30:.0f} GB limit",
+                        f"the process and the compilers it ran used {used / 2**30:.1f} GB when it was killed",
+                    )
                 printed = self.log_size()
                 if printed > FLOOD_BYTES:
                     self.kill()

@@ -2,7 +2,7 @@
 
 Results are counted by outcome (tables.outcome: the xfail verdict when the run
 judges, else the status), so an expected failure (XFAIL) is not counted with
-the failures a reader must look at.
+the failures a reader must look at, nor a FLAKY pair (its runs disagreed).
 """
 
 from __future__ import annotations

@@ -18,6 +18,8 @@ from conformance.pytest_plugin.runner import ItemRunner
 from conformance.report.tables import backend_table
 from conformance.report.triage import root_causes
 from conformance.result import Result
+from conformance.taxonomy import Status
+from conformance.xfail.judge import expected_flaky
 from conformance.xfail.sets import XfailError, XfailSet
 from conformance.xfail.update import update
 
@@ -103,6 +105,13 @@ class ConformanceSession:
             rows = [[g.count, g.backend, g.code, g.op or "-", g.example.case, g.example.explanation[:110]] for g in shown]
             for line in tabulate(rows, headers=["count", "backend", "code", "op", "example", "explanation"]).splitlines():
                 terminalreporter.write_line(line)
+        flaky = [r for r in self.results if r.status == Status.FLAKY]
+        if flaky:
+            terminalreporter.write_line(f"\nflaky pairs ({len(flaky)}): their runs disagree, each in a fresh process")
+            for r in sorted(flaky, key=lambda r: r.key):
+                known = expected_flaky(r, self.runner.xfail_entry(r.backend, r.case))
+                how = "xfail entry expects a failure seen" if known else "fails the run"
+                terminalreporter.write_line(f"  {r.case}[{r.backend}] ({how}): {r.explanation[:300]}")
         for line in self.update_lines:
             terminalreporter.write_line(line)
 

@@ -19,7 +19,7 @@ SUMMARY = "summary.json"
 PAIR_HISTORY_REPORTS = 30  # the nights a pair's history looks back on, this one included
 
 # One character per (pair, report): what the pair did that night.
-OUTCOME_CHAR = {"pass": "p", "fail": "f", "skip": "s"}
+OUTCOME_CHAR = {"pass": "p", "fail": "f", "skip": "s", "flaky": "y"}
 ABSENT = "."  # the report did not run the pair
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from conformance.execution.reruns import in_a_word
+
 ROOT_CAUSES_SHOWN = 40
+FLAKY_SHOWN = 100
 CHANGES_SHOWN = 100
 OPS_SHOWN = 100
 
@@ -29,11 +32,12 @@ def render(summary: dict) -> str:
     ]
     codes = sorted({c for b in backends.values() for c in b["by_code"]})
     rows = [
-        [name, b["total"], b["by_status"]["pass"], b["by_status"]["fail"], b["by_status"]["skip"], _rate(b["pass_rate"]),
-         ", ".join(f"{c} {b['by_code'][c]}" for c in codes if c in b["by_code"]) or "-"]
+        [name, b["total"], b["by_status"]["pass"], b["by_status"]["fail"], b["by_status"]["skip"], b["by_status"].get("flaky", 0),
+         _rate(b["pass_rate"]), ", ".join(f"{c} {b['by_code'][c]}" for c in codes if c in b["by_code"]) or "-"]
         for name, b in backends.items()
     ]
-    out += [tabulate(rows, headers=["backend", "total", "pass", "fail", "skip", "pass rate", "failure codes"], tablefmt="github"), ""]
+    headers = ["backend", "total", "pass", "fail", "skip", "flaky", "pass rate", "failure codes"]
+    out += [tabulate(rows, headers=headers, tablefmt="github"), ""]
 
     out += ["## Pass rate per family", ""]
     names = list(backends)
@@ -42,7 +46,7 @@ def render(summary: dict) -> str:
         cells = []
         for b in names:
             c = per.get(b)
-            ran = (c["pass"] + c["fail"]) if c else 0
+            ran = (c["pass"] + c["fail"] + c.get("flaky", 0)) if c else 0
             cells.append(f"{c['pass']}/{ran}" if c and ran else "-")
         rows.append([family, *cells])
     out += [tabulate(rows, headers=["family", *names], tablefmt="github"), ""]
@@ -53,6 +57,17 @@ def render(summary: dict) -> str:
     out += [tabulate(rows, headers=["count", "backend", "code", "op", "example", "explanation"], tablefmt="github"), ""]
     if len(groups) > ROOT_CAUSES_SHOWN:
         out += [f"... and {len(groups) - ROOT_CAUSES_SHOWN} smaller groups (all of them are in summary.json).", ""]
+
+    flaky = summary.get("flaky") or []
+    out += [f"## Flaky pairs ({len(flaky)})", ""]
+    if flaky:
+        out += ["Their runs disagreed, each in a fresh process: no verdict to trust, and none written into an xfail set.", ""]
+        rows = [[f["case"], f["backend"], " / ".join(in_a_word(a) for a in f["attempts"]), f["explanation"][:200]] for f in flaky[:FLAKY_SHOWN]]
+        out += [tabulate(rows, headers=["case", "backend", "runs", "explanation"], tablefmt="github"), ""]
+        if len(flaky) > FLAKY_SHOWN:
+            out += [f"... and {len(flaky) - FLAKY_SHOWN} more (all of them are in summary.json).", ""]
+    else:
+        out += ["None: every re-run agreed with the first run.", ""]
 
     ch = summary["changes"]
     out += ["## Changes since the baseline", ""]

@@ -28,6 +28,8 @@ def pytest_command(case: str, backend: str, settings: dict, xfailed: bool = Fals
     custom_ops = (settings.get("options") or {}).get("custom_ops")
     if custom_ops:
         args.append(f"--custom-ops={','.join(custom_ops)}")
+    if settings.get("check_determinism"):
+        args.append("--check-determinism")
     if xfailed:
         args.append("--no-xfail")
     return shlex.join(args)

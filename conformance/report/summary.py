@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Iterable
 
+from conformance.execution.reruns import ATTEMPTS
 from conformance.report.diff import Changes
 from conformance.report.triage import root_causes
 from conformance.result import Result
@@ -44,7 +45,7 @@ def backend_summary(results: list[Result]) -> dict:
     for r in results:
         for stage, seconds in r.timings.items():
             stages[stage] += seconds
-    ran = status[Status.PASS] + status[Status.FAIL]
+    ran = status[Status.PASS] + status[Status.FAIL] + status[Status.FLAKY]  # a flaky pair ran, and did not reliably pass
     return {
         "total": len(results),
         "by_status": {s.value: status[s.value] for s in Status},
@@ -63,7 +64,7 @@ def family_summary(results: list[Result], cases: dict[str, dict]) -> dict:
         table[family][r.backend][r.status] += 1
     return {
         family: {
-            backend: {"total": sum(c.values()), "pass": c[Status.PASS], "fail": c[Status.FAIL], "skip": c[Status.SKIP]}
+            backend: {"total": sum(c.values()), "pass": c[Status.PASS], "fail": c[Status.FAIL], "skip": c[Status.SKIP], "flaky": c[Status.FLAKY]}
             for backend, c in sorted(per_backend.items())
         }
         for family, per_backend in sorted(table.items())
@@ -105,6 +106,15 @@ def op_coverage(results: list[Result], cases: dict[str, dict]) -> dict:
     return {op: {b: dict(c) for b, c in sorted(per.items())} for op, per in sorted(cover.items())}
 
 
+def flaky_pairs(results: list[Result]) -> list[dict]:
+    """The pairs whose runs disagreed, with what each run saw: reported apart from failures."""
+    return [
+        {"case": r.case, "backend": r.backend, "verdict": r.verdict, "explanation": r.explanation, "attempts": r.extras.get(ATTEMPTS) or []}
+        for r in results
+        if r.status == Status.FLAKY
+    ]
+
+
 def build_summary(
     results: Iterable[Result], run: dict, cases: dict[str, dict], changes: Changes, history: list[dict]
 ) -> dict:
@@ -128,6 +138,7 @@ def build_summary(
         "families": family_summary(results, cases),
         "op_coverage": op_coverage(results, cases),
         "root_causes": [g.to_dict() for g in groups],
+        "flaky": flaky_pairs(results),
         "changes": changes.to_dict(),
         "history": history,
     }

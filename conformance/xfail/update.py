@@ -3,7 +3,9 @@
 Only cases the run actually ran are touched, so a `-k` subset run leaves the
 rest of the file alone. Failures are added or updated (keeping notes),
 passes and skips are dropped, and entries whose case no longer exists in the
-registry are reported as stale (and dropped only when asked).
+registry are reported as stale (and dropped only when asked). A FLAKY pair
+(its runs disagreed) gives no verdict to pin: it is never added, and an entry
+it has is kept exactly as it was.
 """
 
 from __future__ import annotations
@@ -23,15 +25,18 @@ class UpdateReport:
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
+    flaky: list[str] = field(default_factory=list)  # left as they were
 
     def lines(self) -> list[str]:
         out = [
             f"{self.backend}: {len(self.added)} added, {len(self.changed)} changed, "
             f"{len(self.removed)} removed, {len(self.stale)} stale"
+            + (f", {len(self.flaky)} flaky (left as they were)" if self.flaky else "")
         ]
         for label, ids in (("added", self.added), ("changed", self.changed), ("removed", self.removed)):
             out += [f"  {label}: {i}" for i in ids]
         out += [f"  stale (no such case in the registry): {i}" for i in self.stale]
+        out += [f"  flaky, left as it was (its runs disagree): {i}" for i in self.flaky]
         return out
 
 
@@ -41,7 +46,9 @@ def update(xfails: XfailSet, run: Iterable[Result], known_cases: set[str] | None
         if result.backend != xfails.backend:
             continue
         old = xfails.entries.get(result.case)
-        if result.status == Status.FAIL:
+        if result.status == Status.FLAKY:
+            report.flaky.append(result.case)
+        elif result.status == Status.FAIL:
             new = Entry(
                 code=result.code or "UNKNOWN",
                 explanation=result.explanation,
@@ -62,6 +69,6 @@ def update(xfails: XfailSet, run: Iterable[Result], known_cases: set[str] | None
         if drop_stale:
             for case in report.stale:
                 del xfails.entries[case]
-    for ids in (report.added, report.changed, report.removed):
+    for ids in (report.added, report.changed, report.removed, report.flaky):
         ids.sort()
     return report

@@ -14,7 +14,7 @@ from conformance.report.html.context import Report
 from conformance.report.html.format import clip as clip_end
 from conformance.report.html.style import ordered_stages
 from conformance.report.reproduce import pytest_command
-from conformance.taxonomy import Verdict
+from conformance.taxonomy import Status, Verdict
 
 EXPLANATION_EMBEDDED = 4000  # characters of an explanation kept in the blob
 # Characters of a failure's diagnostics kept: their start, where the classifier read the first error. A full
@@ -90,7 +90,7 @@ def _cell(report: Report, strings: Strings, case: str, backend: str, stage_pos: 
         "verdict": r.verdict,
         "explanation": clip_end(r.explanation, EXPLANATION_EMBEDDED) if r.explanation else None,
     }
-    if r.failed:
+    if r.failed or r.status == Status.FLAKY:
         fields["details"] = _head(r.details, DETAILS_EMBEDDED) if r.details else None
         fields["reproduce"] = pytest_command(case, backend, report.settings, xfailed=r.verdict == Verdict.XFAIL)
         fields["bundle"] = f"{r.artifacts.rstrip('/')}/reproduce.sh" if r.artifacts else None

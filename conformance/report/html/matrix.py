@@ -8,7 +8,7 @@ from conformance.report.html.context import Report
 from conformance.report.html.format import esc
 from conformance.report.html.markup import Part
 from conformance.report.html.style import CHANGE_CLASS, STATUS_CLASS, VERDICT_CLASS
-from conformance.taxonomy import Code, Verdict
+from conformance.taxonomy import Code, Status, Verdict
 
 VERDICT_LEGEND = [
     ("f k0 vx", "", "XFAIL: fails as its xfail set says"),
@@ -19,9 +19,10 @@ VERDICT_LEGEND = [
     ("p np", "", "newly passing"),
     ("p nc", "", "failing differently"),
 ]
+FLAKY_TEXT = "FLK"
 OUTCOME_FILTERS = [
     ("", "any outcome"), ("p", "pass"), ("f", "fail"), ("s", "skip"), ("u", "unexpected (FAIL, CHANGED, XPASS)"),
-    ("vx", "XFAIL"), ("vp", "XPASS"), ("vc", "CHANGED"), ("vf", "FAIL verdict"), ("n", "changed since the baseline"),
+    ("y", "flaky"), ("vx", "XFAIL"), ("vp", "XPASS"), ("vc", "CHANGED"), ("vf", "FAIL verdict"), ("n", "changed since the baseline"),
     ("nf", "newly failing"), ("d", "backends disagree"),
 ]
 
@@ -38,6 +39,8 @@ def _cell(report: Report, case: str, backend: str) -> str:
         text = report.code_style[code][0]
     elif r.status == "skip":
         text = "–"
+    elif r.status == Status.FLAKY:
+        text = FLAKY_TEXT
     if r.verdict in VERDICT_CLASS:
         cls.append(VERDICT_CLASS[r.verdict])
         if r.verdict == Verdict.XPASS:
@@ -52,6 +55,7 @@ def _legend(report: Report) -> str:
     items = [
         '<span class="lgi"><span class="lg p"></span>pass</span>',
         '<span class="lgi"><span class="lg s">–</span>skip (not applicable)</span>',
+        f'<span class="lgi"><span class="lg y">{FLAKY_TEXT}</span>flaky (its runs disagree)</span>',
         '<span class="lgi"><span class="lg na">·</span>not run</span>',
     ]
     for code in report.codes:
@@ -91,5 +95,5 @@ def matrix(report: Report) -> Part:
         _filters(report) + _legend(report)
         + f'<div class="mwrap"><table class="mx" id="matrix-table"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table></div>',
         f"{len(report.matrix_rows):,} cases × {nb} backends: {counts['pass']:,} pass, {counts['fail']:,} fail, "
-        f"{counts['skip']:,} skip. Hover a cell for its explanation, click it for details.",
+        f"{counts['skip']:,} skip, {counts['flaky']:,} flaky. Hover a cell for its explanation, click it for details.",
     )

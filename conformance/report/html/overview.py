@@ -28,7 +28,8 @@ def header(report: Report) -> str:
 def _card(report: Report, backend: str, b: dict, regressed: int, fixed: int) -> str:
     history = report.summary.get("history") or []
     st = b["by_status"]
-    ran = st.get("pass", 0) + st.get("fail", 0)
+    ran = st.get("pass", 0) + st.get("fail", 0) + st.get("flaky", 0)
+    flaky = f" · {st['flaky']:,} flaky" if st.get("flaky") else ""
     spark = sparkline([h.get("pass_rate", {}).get(backend) for h in history], report.colours[backend])
     deltas = []
     if regressed:
@@ -40,7 +41,7 @@ def _card(report: Report, backend: str, b: dict, regressed: int, fixed: int) -> 
         f'<div class="card-name">{report.backend_name(backend)}</div>'
         f'<div class="card-rate" data-rate="{"" if b["pass_rate"] is None else b["pass_rate"]}">{pct(b["pass_rate"])}</div>'
         f'<div class="card-line">{st.get("pass", 0):,} / {ran:,} ran pass · {st.get("fail", 0):,} fail · '
-        f'{st.get("skip", 0):,} skip</div>'
+        f'{st.get("skip", 0):,} skip{flaky}</div>'
         + (f'<div class="card-line bad">{b["unknown"]} UNKNOWN</div>' if b.get("unknown") else "")
         + (f'<div class="card-line">{" ".join(deltas)}</div>' if deltas else "")
         + spark
@@ -72,6 +73,9 @@ def overview(report: Report) -> Part:
             ("newly failing", f"{len(changes.get('newly_failing') or []):,}"),
             ("newly passing", f"{len(changes.get('newly_passing') or []):,}"),
         ]
+    flaky = len(s.get("flaky") or [])
+    if flaky:
+        stats.append(("flaky pairs (runs disagree)", f"{flaky:,}"))
     if verdicts:
         strict = sum(verdicts[v] for v in VERDICT_ORDER if Verdict(v).is_failure)
         stats.append(("strict-run failures (FAIL, CHANGED, XPASS)", f"{strict:,}"))
@@ -108,8 +112,9 @@ def _count(key: str, n: int) -> Cell:
 def backends(report: Report) -> Part:
     bs = report.summary.get("backends", {})
     verdicts = [v for v in VERDICT_ORDER if any((b.get("by_verdict") or {}).get(v) for b in bs.values())]
+    statuses = ["pass", "fail", "skip"] + ["flaky"] * any(b["by_status"].get("flaky") for b in bs.values())
     columns = [
-        Column("backend"), Column("total", "n"), Column("pass", "n"), Column("fail", "n"), Column("skip", "n"),
+        Column("backend"), Column("total", "n"), *(Column(k, "n") for k in statuses),
         Column("pass rate", "n"), Column("UNKNOWN", "n"), *(Column(v, "n") for v in verdicts), Column("failure codes", "codes"),
     ]
     rows, bars = [], []
@@ -121,7 +126,7 @@ def backends(report: Report) -> Part:
         codes = sorted((b.get("by_code") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
         rows.append((f'data-backend="{esc(backend)}"', [
             report.backend_name(backend), _count("total", b["total"]),
-            *(_count(k, st.get(k, 0)) for k in ("pass", "fail", "skip")),
+            *(_count(k, st.get(k, 0)) for k in statuses),
             Cell(f"<b>{pct(b['pass_rate'])}</b>", attrs='data-k="pass_rate"'), _count("unknown", b.get("unknown", 0)),
             *(_count(v, (b.get("by_verdict") or {}).get(v, 0)) for v in verdicts),
             "".join(f"<span>{report.code_chip(c, n)}</span>" for c, n in codes) or "–",
@@ -129,5 +134,5 @@ def backends(report: Report) -> Part:
         bars.append((backend, st.get("pass", 0), st.get("fail", 0), st.get("skip", 0), b["pass_rate"]))
     return Part(
         table("backend-table", columns, rows) + f'<div class="chart-row">{status_bars(bars)}</div>',
-        "pass rate = pass / (pass + fail); skips are cases not applicable to the backend",
+        "pass rate = pass / (pass + fail + flaky); skips are cases not applicable to the backend",
     )

@@ -23,6 +23,7 @@ SECTIONS = [
     Section("backends", "Backends", overview.backends),
     Section("changes", "Changes", changes.changes),
     Section("root-causes", "Root causes", changes.root_causes),
+    Section("flaky", "Flaky pairs", stability.flaky),
     Section("families", "Families", coverage.families),
     Section("matrix", "Matrix", matrix.matrix),
     Section("ops", "Op coverage", coverage.ops),

@@ -1,13 +1,15 @@
-"""Pairs whose verdict flips from night to night, from the history of the reports beside this one."""
+"""Pairs that do not give one verdict: flaky within tonight's run, and flipping from night to night."""
 
 from __future__ import annotations
 
 from conformance.report.html.context import Report
 from conformance.report.html.format import esc
-from conformance.report.html.markup import Cell, Column, Part, case_link, table
+from conformance.report.html.markup import Cell, Column, Part, case_link, more, table
+from conformance.execution.reruns import in_a_word
 
 FLIPPING_SHOWN = 100
-OUTCOME_WORD = {"p": "pass", "f": "fail", "s": "skip", ".": "not run"}
+FLAKY_SHOWN = 200
+OUTCOME_WORD = {"p": "pass", "f": "fail", "s": "skip", "y": "flaky", ".": "not run"}
 
 
 def strip(outcomes: str, reports: list[str]) -> str:
@@ -37,4 +39,24 @@ def flipping(report: Report) -> Part:
         body,
         f"pairs that went from pass to fail or back at least twice over the last {len(history.reports)} reports; "
         "each cell's details panel shows its own history",
+    )
+
+
+def flaky(report: Report) -> Part:
+    """Tonight's pairs whose runs disagreed (a failure re-run with another verdict, or other output bits)."""
+    pairs = report.summary.get("flaky") or []
+    if not pairs:
+        return Part('<p class="muted">No flaky pair: every re-run agreed with the first run.</p>')
+    columns = [Column("case", "case"), Column("backend"), Column("runs, first first"), Column("what each run saw")]
+    rows = [
+        ("", [
+            Cell(case_link(p["case"], p["backend"]), sort=p["case"]), Cell(report.backend_name(p["backend"]), sort=p["backend"]),
+            esc(" / ".join(in_a_word(a) for a in p["attempts"])), esc(p["explanation"]),
+        ])
+        for p in pairs[:FLAKY_SHOWN]
+    ]
+    return Part(
+        table("flaky-table", columns, rows, sortable=True) + more(min(len(pairs), FLAKY_SHOWN), len(pairs)),
+        "pairs whose runs disagreed, each run in a fresh process: no verdict to trust, none written into an xfail set "
+        "(a strict pytest run fails on them unless their xfail entry expects a failure they showed)",
     )
