@@ -10,6 +10,12 @@ Three points of a backend's walk through its stages meet the cache:
                     under their IR key and case key
     record_failure  a failure before `run` is stored under the case key
 
+With --artifacts a run writes case keys but does not read them: a bundle
+holds the IR entering the failing stage and that stage's replay, which only
+the stages before the compiler produce, so every pair runs them as a cold
+run would (the IR key still spares it the compiler). A reproducer from a
+warm cache is then the one a cold run writes.
+
 Crashes and timeouts are never cached (they may not recur), nor are missing
 tools or failures no parser recognises (a broken install looks like that: an
 environment problem, not the case's, and it must not outlive its repair).
@@ -36,10 +42,11 @@ class CacheUse:
     and `ir_key`.
     """
 
-    def __init__(self, store: CompileCache, run_seed: int, options: dict):
+    def __init__(self, store: CompileCache, run_seed: int, options: dict, replay_cases: bool = True):
         self.store = store
         self.run_seed = run_seed
         self.options = options
+        self.replay_cases = replay_cases  # False with --artifacts: case keys are written, never read
 
     def _case_key(self, backend, case) -> str:
         return digest(case_fingerprint(case, self.run_seed, self.options), backend.name, backend.flags(), toolchain())
@@ -53,6 +60,8 @@ class CacheUse:
         run_index = backend.stages.index("run")
         for it in items:
             it.case_key = self._case_key(backend, it.run.case)
+            if not self.replay_cases:
+                continue
             start = time.perf_counter()
             record = self.store.case(it.case_key)
             if record is None:

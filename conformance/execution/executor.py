@@ -80,7 +80,8 @@ class Executor:
         self.report = report
         self.capture = OutputCapture()
         self.cache = (
-            CacheUse(CompileCache(settings.cache_dir, settings.cache_limit_mb * 2**20), settings.seed, settings.options)
+            # A bundle needs the stages a case key would skip: with --artifacts, case keys are not read.
+            CacheUse(CompileCache(settings.cache_dir, settings.cache_limit_mb * 2**20), settings.seed, settings.options, not settings.artifacts)
             if settings.cache_dir
             else None
         )
