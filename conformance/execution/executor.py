@@ -379,7 +379,7 @@ class RunningJob:
     def _emit(self, result: results.Result, extras: dict | None = None) -> None:
         result.extras = dict(extras or {})
         if self.settings.artifacts:
-            bundle = bundles.finalize(self.settings.artifacts, result)
+            bundle = bundles.finalize(self.settings, result)
             result.artifacts = str(bundle) if bundle else None
         self.report(ResultMessage(result))
 
