@@ -121,20 +121,23 @@ def _write_script(bundle: Path, result: Result, commands: list[list[str]], setti
         # No public tool runs this stage on its own (torch.export, the FX import, eager): rerun the
         # case, from where the run ran (its --cases paths may be relative), failing as a failure
         # (--no-xfail: else an expected failure passes quietly as XFAIL).
-        lines += [f"cd {shlex.quote(os.getcwd())}", f"exec {rerun_command(result, settings)}"]
+        lines += [f"cd {shlex.quote(os.getcwd())}", f"exec {rerun_command(result.case, result.backend, settings)}"]
     path = bundle / "reproduce.sh"
     path.write_text("\n".join(lines) + "\n")
     path.chmod(0o755)
 
 
-def rerun_command(result: Result, settings: Settings) -> str:
-    """The pytest command that reruns the pair as the run did, a failure failing (--no-xfail)."""
+def rerun_command(case: str, backend: str, settings: Settings, *, no_xfail: bool = True, xfail_dir: str | None = None) -> str:
+    """The pytest command that reruns one pair as the run ran it (its backend spec, case sources,
+    suites, seed, backend options, case timeout), judged by `xfail_dir`'s sets, or by none (--no-xfail)."""
     from conformance.execution.settings import DEFAULT_CASE_TIMEOUT
     from conformance.report.reproduce import pytest_command
 
-    command = pytest_command(result.case, backend_spec(settings, result.backend), settings.to_dict(), xfailed=True)
+    command = pytest_command(case, backend_spec(settings, backend), settings.to_dict(), xfailed=no_xfail)
     if settings.case_timeout != DEFAULT_CASE_TIMEOUT:
         command += f" --case-timeout={settings.case_timeout:g}"
+    if xfail_dir and not no_xfail:
+        command += f" --xfail-dir={shlex.quote(xfail_dir)}"
     return command
 
 

@@ -307,6 +307,14 @@ UPDATE_XFAILS = Option(
     action="store_true",
     default=False,
 )
+REPORT_DIR = Option(
+    ("--report-dir",),
+    "also write the run's report here, as `conformance nightly` does (results.jsonl with every diagnostic, "
+    "report.html, ...); `conformance triage DIR` then lists every root-cause group. DIR must not hold a report already",
+    type=writable_dir,
+    metavar="DIR",
+    path=True,
+)
 
 # The `conformance` commands' own.
 WORKERS = Option(
@@ -348,7 +356,7 @@ RESULTS = Option(
 # What each front end declares, in the order --help lists them.
 PYTEST = (
     BACKEND, CASES, CASE, NO_DEFAULT_CASES, SUITE, SEED, CASE_TIMEOUT, MEMORY_LIMIT, BATCH_SIZE,
-    ARTIFACTS, CACHE_DIR, NO_CACHE, XFAIL_DIR, NO_XFAIL, UPDATE_XFAILS,
+    ARTIFACTS, CACHE_DIR, NO_CACHE, XFAIL_DIR, NO_XFAIL, UPDATE_XFAILS, REPORT_DIR,
 )  # fmt: skip
 CASE_SELECTION = (CASES, NO_DEFAULT_CASES, SUITE, KEYWORD, TAG, SKIP_TAG)
 EXECUTION = (SEED, CASE_TIMEOUT, BATCH_SIZE, MEMORY_LIMIT, CACHE_DIR, NO_CACHE, ARTIFACTS, XFAIL_DIR, NO_XFAIL)
