@@ -338,7 +338,13 @@ BASELINE = Option(
     metavar="DIR|none",
 )
 RESUME = Option(
-    ("--resume",), "finish the interrupted run in DIR, skipping what it already has", type=resumable, metavar="DIR"
+    ("--resume",),
+    "finish the interrupted run in DIR, skipping what it already has, with the run's own options (its run.json): "
+    "an option given that changes results (backends and theirs, case selection, --shard, --seed, --batch-size, "
+    "--case-timeout, --memory-limit, --xfail-dir, --no-xfail) must agree with the run's; -j, --cache-dir, "
+    "--no-cache and --artifacts may differ",
+    type=resumable,
+    metavar="DIR",
 )
 SHARD = Option(
     ("--shard",),
