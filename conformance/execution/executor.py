@@ -80,8 +80,7 @@ class Executor:
         self.report = report
         self.capture = OutputCapture()
         self.cache = (
-            # A bundle needs the stages a case key would skip: with --artifacts, case keys are not read.
-            CacheUse(CompileCache(settings.cache_dir, settings.cache_limit_mb * 2**20), settings.seed, settings.options, not settings.artifacts)
+            CacheUse(CompileCache(settings.cache_dir, settings.cache_limit_mb * 2**20), settings.seed, settings.options, bool(settings.artifacts))
             if settings.cache_dir
             else None
         )

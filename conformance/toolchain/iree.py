@@ -169,10 +169,10 @@ class IreeBackend(TorchMlirBackend):
     def _reproduce_run(self, case_run: CaseRun, inputs: int) -> None:
         """Compile the case alone and run it on input set 0, checking eager's outputs.
 
-        The IR is the one handed to the compiler (or to the compile cache, whose
-        hit skipped it), printed once; a case compiled in a batch without the
-        cache prints its own. A case-key hit has none: it is not replayed
-        (with --artifacts, case keys are not read; see compile_cache_use.py).
+        The IR is the one handed to the compiler or to the compile cache (whose
+        hit skipped the compiler), printed once; a case compiled in a batch
+        without the cache prints its own. A case found by its case key has it
+        only when the cache kept it (see compile_cache_use.py): else no replay.
         """
         from torch.utils._pytree import tree_flatten
 
