@@ -16,6 +16,7 @@ default, so that "not given" can be told from "given the default value";
 from __future__ import annotations
 
 import copy
+import json
 import os
 import shlex
 from pathlib import Path
@@ -56,8 +57,6 @@ def record(args, options) -> dict:
 
 def recorded(directory: Path) -> dict | None:
     """The options a run recorded; None for a run.json written before they were."""
-    import json
-
     from conformance.report.build import RUN
 
     return json.loads((Path(directory) / RUN).read_text()).get(KEY)

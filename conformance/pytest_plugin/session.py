@@ -7,6 +7,7 @@ ends with a summary table per backend.
 
 from __future__ import annotations
 
+import functools
 import shlex
 import time
 from pathlib import Path
@@ -113,7 +114,7 @@ class ConformanceSession:
         self.runner.close()
         if run_options.UPDATE_XFAILS.value(self.config.option) and not self.is_worker:
             self.update_lines = self._update_xfails()
-        if self.report_dir and not self.is_worker:
+        if self.report_dir and not self.is_worker and self.results:
             self._write_report(Path(self.report_dir))
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
@@ -146,15 +147,19 @@ class ConformanceSession:
 
         return GroupScheduling(config, log, batch_size=self.runner.settings.batch_size)
 
+    @functools.cached_property
+    def _known_cases(self) -> dict:
+        """The run's cases by id; an xdist controller collects none itself: it reads the registry."""
+        if self.runner.cases:
+            return self.runner.cases
+        try:
+            return {c.id: c for c in reg.Registry.load(self.sources, self.runner.settings.suites)}
+        except reg.RegistryError:  # the workers have reported it
+            return {}
+
     def _cases(self) -> list:
-        """The cases of the run's results (an xdist controller collects none itself: it reads the registry)."""
-        cases = self.runner.cases
-        if not cases:
-            try:
-                cases = {c.id: c for c in reg.Registry.load(self.sources, self.runner.settings.suites)}
-            except reg.RegistryError:  # the workers have reported it
-                return []
-        return [cases[i] for i in dict.fromkeys(r.case for r in self.results) if i in cases]
+        """The cases of the run's results, in the order they finished."""
+        return [self._known_cases[i] for i in dict.fromkeys(r.case for r in self.results) if i in self._known_cases]
 
     def _case_ops(self) -> dict[str, dict]:
         """Each case's declared ops, to group failures that name no op of their own."""
