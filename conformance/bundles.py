@@ -16,7 +16,7 @@ bundle behind: the supervisor finalises those, the child finalises the rest.
 
 from __future__ import annotations
 
-import json
+import math
 import os
 import shlex
 import shutil
@@ -24,13 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
+from conformance.execution.settings import Settings
 from conformance.paths import safe_name
 from conformance.reproducer import COMMANDS, staged_commands, staged_stage
 from conformance.result import Result
 from conformance.toolchain.tools import public_tool_path
 
 STAGING = ".staging"
-RERUN = "rerun.json"  # in a staging folder: how to rerun the pair through pytest, and from where
 
 
 def staging_dir(artifacts: str | Path, case: str, backend: str) -> Path:
@@ -41,8 +41,8 @@ def bundle_dir(artifacts: str | Path, case: str, backend: str) -> Path:
     return Path(artifacts) / safe_name(case) / safe_name(backend)
 
 
-def stage_case_data(staging: Path, case_run, rerun: str) -> None:
-    """The inputs and the reference's outputs, and `rerun` (the pytest command), before any backend stage runs."""
+def stage_case_data(staging: Path, case_run) -> None:
+    """The inputs and the reference's outputs, before any backend stage runs."""
     from torch.utils._pytree import tree_flatten
 
     for index, (inputs, expected) in enumerate(zip(case_run.inputs, case_run.expected)):
@@ -52,8 +52,6 @@ def stage_case_data(staging: Path, case_run, rerun: str) -> None:
             for i, t in enumerate(tensors):
                 if hasattr(t, "detach"):
                     save_tensor(t, target / str(i))
-    # The run's case sources may be relative paths: the command runs where the run ran.
-    (staging / RERUN).write_text(json.dumps({"cwd": os.getcwd(), "command": rerun}))
 
 
 def save_tensor(t, stem: Path) -> None:
@@ -70,8 +68,9 @@ def save_tensor(t, stem: Path) -> None:
     np.save(stem.with_suffix(".npy"), array)
 
 
-def finalize(artifacts: str | Path, result: Result) -> Path | None:
-    """Turn the staging folder of a failed pair into its bundle; return the bundle's path."""
+def finalize(settings: Settings, result: Result) -> Path | None:
+    """Turn the staging folder of a failed pair into its bundle (under settings.artifacts); return the bundle's path."""
+    artifacts = settings.artifacts
     staging = staging_dir(artifacts, result.case, result.backend)
     if not result.failed:
         _remove_staging(staging)
@@ -92,7 +91,7 @@ def finalize(artifacts: str | Path, result: Result) -> Path | None:
         for item in replay.iterdir():
             if item.name != COMMANDS:
                 shutil.move(str(item), bundle / item.name)
-    _write_script(bundle, result, commands, _rerun(staging))
+    _write_script(bundle, result, commands, settings)
     (bundle / "details.txt").write_text(result.details or "(no diagnostics captured)\n")
     (bundle / "README.txt").write_text(_readme(result, bool(commands)))
     _remove_staging(staging)
@@ -109,41 +108,72 @@ def _remove_staging(staging: Path) -> None:
             break
 
 
-def _rerun(staging: Path) -> dict | None:
-    try:
-        return json.loads((staging / RERUN).read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def _write_script(bundle: Path, result: Result, commands: list[list[str]], rerun: dict | None) -> None:
+def _write_script(bundle: Path, result: Result, commands: list[list[str]], settings: Settings) -> None:
+    seconds = math.ceil(settings.case_timeout)
     lines = [
         "#!/bin/sh",
         f"# Replays {result.case}[{result.backend}]: {result.code} at stage {result.stage}.",
         "# The tools of the machine that wrote this bundle; adjust PATH if you moved it.",
         f'export PATH="{public_tool_path()}:$PATH"',
         "export TOSA_MODEL_NO_BACKTRACE=1  # else the reference model attaches gdb on a fatal error",
-        'cd "$(dirname "$0")"',
+        "set -e  # the first command that fails ends the script, with its status",
     ]
     if commands:
-        lines += [shlex.join(command) for command in commands]
-    elif rerun:
-        # No public tool runs this stage on its own (torch.export, the FX import, eager): rerun the
-        # case as the run ran it, with its case sources (a suite from elsewhere is found only so).
-        lines += [f"cd {shlex.quote(rerun['cwd'])}", rerun["command"]]
+        lines += [
+            'cd "$(dirname "$0")"',
+            f"# Each command is stopped after the run's case timeout ({seconds} s), as the run stopped it: a hang ends (status 124).",
+            "step() {",
+            f'    timeout --foreground -k 10 {seconds} "$@" && return 0 || status=$?',
+            f'    [ "$status" -ne 124 ] || echo "reproduce.sh: $1 was still running after {seconds} s: stopped (the hang reproduces)" >&2',
+            '    return "$status"',
+            "}",
+        ]
+        lines += ["step " + shlex.join(command) for command in commands]
     else:
-        lines.append(f"pytest --backend={shlex.quote(result.backend)} --case={shlex.quote(result.case)}")
+        # No public tool runs this stage on its own (torch.export, the FX import, eager): rerun the
+        # case, from where the run ran (its --cases paths may be relative), failing as a failure
+        # (--no-xfail: else an expected failure passes quietly as XFAIL).
+        lines += [f"cd {shlex.quote(os.getcwd())}", f"exec {rerun_command(result.case, result.backend, settings)}"]
     path = bundle / "reproduce.sh"
     path.write_text("\n".join(lines) + "\n")
     path.chmod(0o755)
 
 
+def rerun_command(case: str, backend: str, settings: Settings, *, no_xfail: bool = True, xfail_dir: str | None = None) -> str:
+    """The pytest command that reruns one pair as the run ran it (its backend spec, case sources,
+    suites, seed, backend options, case timeout), judged by `xfail_dir`'s sets, or by none (--no-xfail)."""
+    from conformance.execution.settings import DEFAULT_CASE_TIMEOUT
+    from conformance.report.reproduce import pytest_command
+
+    command = pytest_command(case, backend_spec(settings, backend), settings.to_dict(), xfailed=no_xfail)
+    if settings.case_timeout != DEFAULT_CASE_TIMEOUT:
+        command += f" --case-timeout={settings.case_timeout:g}"
+    if xfail_dir and not no_xfail:
+        command += f" --xfail-dir={shlex.quote(xfail_dir)}"
+    return command
+
+
+def backend_spec(settings: Settings, name: str) -> str:
+    """The --backend value the run gave for the backend named `name` (a user's may be module:ATTR)."""
+    from conformance.backends import loader
+
+    for spec in settings.backends:
+        try:
+            if loader.resolve(spec).name == name:
+                return spec
+        except loader.BackendError:
+            continue
+    return name
+
+
 def _readme(result: Result, has_commands: bool) -> str:
     op = f" ({result.op})" if result.op else ""
     how = (
-        "reproduce.sh replays the failing stage with public tools on the files here."
+        "reproduce.sh replays the failing stage with public tools on the files here, each command\n"
+        "stopped after the run's case timeout; it exits with the status of the first that fails."
         if has_commands
-        else "This stage has no public-tool equivalent; reproduce.sh reruns the case through conformance."
+        else "This stage has no public-tool equivalent; reproduce.sh reruns the case through conformance\n"
+        "(pytest --no-xfail: it fails even where the xfail set expects the failure)."
     )
     return (
         f"case {result.case}, backend {result.backend}, stage {result.stage}, code {result.code}{op}\n"

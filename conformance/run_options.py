@@ -346,6 +346,14 @@ UPDATE_XFAILS = Option(
     action="store_true",
     default=False,
 )
+REPORT_DIR = Option(
+    ("--report-dir",),
+    "also write the run's report here, as `conformance nightly` does (results.jsonl with every diagnostic, "
+    "report.html, ...); `conformance triage DIR` then lists every root-cause group. DIR must not hold a report already",
+    type=writable_dir,
+    metavar="DIR",
+    path=True,
+)
 
 # The `conformance` commands' own.
 WORKERS = Option(
@@ -369,7 +377,13 @@ BASELINE = Option(
     metavar="DIR|none",
 )
 RESUME = Option(
-    ("--resume",), "finish the interrupted run in DIR, skipping what it already has", type=resumable, metavar="DIR"
+    ("--resume",),
+    "finish the interrupted run in DIR, skipping what it already has, with the run's own options (its run.json): "
+    "an option given that changes results (backends and theirs, case selection, --shard, --seed, --batch-size, "
+    "--case-timeout, --memory-limit, --xfail-dir, --no-xfail) must agree with the run's; -j, --cache-dir, "
+    "--no-cache and --artifacts may differ",
+    type=resumable,
+    metavar="DIR",
 )
 SHARD = Option(
     ("--shard",),
@@ -387,7 +401,7 @@ RESULTS = Option(
 # What each front end declares, in the order --help lists them.
 PYTEST = (
     BACKEND, CASES, CASE, NO_DEFAULT_CASES, SUITE, SEED, CASE_TIMEOUT, MEMORY_LIMIT, BATCH_SIZE,
-    RERUNS, CHECK_DETERMINISM, ARTIFACTS, CACHE_DIR, NO_CACHE, XFAIL_DIR, NO_XFAIL, UPDATE_XFAILS, EXPORT_MODE,
+    RERUNS, CHECK_DETERMINISM, ARTIFACTS, CACHE_DIR, NO_CACHE, XFAIL_DIR, NO_XFAIL, UPDATE_XFAILS, EXPORT_MODE, REPORT_DIR,
 )  # fmt: skip
 CASE_SELECTION = (CASES, NO_DEFAULT_CASES, SUITE, KEYWORD, TAG, SKIP_TAG)
 EXECUTION = (

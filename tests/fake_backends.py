@@ -9,11 +9,12 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import sys
 import time
 
 import torch
 
-from conformance.backends.protocol import Backend, batched
+from conformance.backends.protocol import Backend, BatchFailure, batched
 from conformance.run_options import Option, comma_list
 from conformance.backends.protocol import shared
 from conformance.toolchain.mlir import PipelineError, run_pipeline
@@ -500,3 +501,51 @@ class UninitialisedRelu(Backend):
 
 RACY_SUM = RacySum()
 UNINIT_RELU = UninitialisedRelu()
+
+
+class BatchNaming(Backend):
+    """Compiles in batches; every attempt prints its members, and one holding `victim` fails naming them all.
+
+    With `blame`, a failing batch says which member is guilty (BatchFailure, as
+    IREE's line numbers let the real backends do); without, it is bisected.
+    Either way the victim's details must hold its own attempt's words only.
+    """
+
+    stages = ("compile", "run")
+
+    def __init__(self, name: str, blame: bool, victim: str = "tanh"):
+        self.name, self.blame, self.victim = name, blame, victim
+
+    @batched
+    def compile(self, values, case_runs):
+        ids = [r.case.id for r in case_runs]
+        print(f"compiling {' '.join(ids)}", file=sys.stderr)
+        if self.victim in ids:
+            error = RuntimeError(f"error: cannot compile the batch of {', '.join(ids)}")
+            if self.blame and len(ids) > 1:
+                raise BatchFailure([ids.index(self.victim)], error)
+            raise error
+        return [None] * len(case_runs)
+
+    def run(self, _, inputs, case_run):
+        return case_run.module(*inputs)
+
+
+BATCH_BLAMING = BatchNaming("batch-blaming", blame=True)
+BATCH_BISECTED = BatchNaming("batch-bisected", blame=False)
+
+
+class HangingTool(Backend):
+    """A run stage that declares its public-tool replay, then hangs on `tanh` (as a looping tool would)."""
+
+    name = "hanging-tool"
+    stages = ("run",)
+
+    def run(self, _, inputs, case_run):
+        case_run.reproduce("run", {"note.txt": lambda path: path.write_text("a tool that never returns\n")}, ["sleep", "1000"])
+        if case_run.case.id == "tanh":
+            time.sleep(10**6)
+        return case_run.module(*inputs)
+
+
+HANGING_TOOL = HangingTool()

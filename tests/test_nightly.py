@@ -37,6 +37,21 @@ def results_of(directory: Path) -> dict:
     return {(r["case"], r["backend"]): r for r in rows}
 
 
+def kill_when_it_has(command: list[str], output: Path, results: int) -> Path:
+    """Start a nightly run, SIGKILL it (and its children) once it has written `results` results; its report directory."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline, found = time.time() + 120, []
+    while time.time() < deadline:
+        found = [p for p in output.glob("*/results.jsonl") if len(p.read_text().splitlines()) >= results]
+        if found:
+            break
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert found, "the run produced no results to interrupt"
+    return found[0].parent
+
+
 def test_a_small_run_writes_every_file_and_a_valid_summary(tmp_path):
     proc = nightly("--backend", f"eager,{fake('SCRIPTED')}", "--output-dir", str(tmp_path), "-j", "2",
                    env={"FAKE_SCRIPT": json.dumps({"tanh": "raise", "double": "perturb"})})
@@ -59,18 +74,7 @@ def test_a_small_run_writes_every_file_and_a_valid_summary(tmp_path):
 
 def test_a_killed_run_keeps_its_results_and_resume_finishes_it(tmp_path):
     command = nightly_command("--backend", fake("SLOW"), "--output-dir", str(tmp_path), "-j", "1", "--batch-size", "1")
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.time() + 120
-    results = None
-    while time.time() < deadline:
-        found = [p for p in tmp_path.glob("*/results.jsonl") if len(p.read_text().splitlines()) >= 2]
-        if found:
-            results = found[0]
-            break
-        time.sleep(0.2)
-    assert results is not None, "the run produced no results to interrupt"
-    os.killpg(proc.pid, signal.SIGKILL)  # no chance to clean up: the worst case
-    proc.wait()
+    results = kill_when_it_has(command, tmp_path, 2) / "results.jsonl"  # no chance to clean up: the worst case
     kept = results.read_text().splitlines()
     assert 2 <= len(kept) < 5
     resumed = nightly("--backend", fake("SLOW"), "--resume", str(results.parent), "-j", "1")
@@ -80,6 +84,30 @@ def test_a_killed_run_keeps_its_results_and_resume_finishes_it(tmp_path):
     assert lines[: len(kept)] == kept  # the finished results are untouched
     assert sorted(results_of(results.parent)) == sorted((c, "slow") for c in ["tanh", "add.broadcast", "double", "mul.dynamic", "sum.int"])
     assert len(lines) == 5
+
+
+def test_resume_restores_the_runs_options_and_refuses_conflicting_ones_by_name(tmp_path):
+    slow = fake("SLOW")
+    started = nightly_command("--backend", slow, "-k", "not mul", "--seed", "3", "--output-dir", str(tmp_path), "-j", "1", "--batch-size", "1")
+    directory = kill_when_it_has(started, tmp_path, 2)
+    kept = len(results_of(directory))
+    assert 2 <= kept < 4
+    # Options that change results, given otherwise: refused by name, before anything is touched.
+    before = (directory / "results.jsonl").read_text()
+    refused = nightly("--resume", str(directory), "--backend", "eager", "-k", "tanh", "--seed", "0")
+    assert refused.returncode == 2, refused.stderr
+    assert (f"--resume {directory}: the run used --backend {slow}; you gave --backend eager; "
+            "the run used -k 'not mul'; you gave -k tanh; the run used --seed 3; you gave --seed 0") in refused.stderr
+    assert (directory / "results.jsonl").read_text() == before
+    # Left out, they come back from run.json; -j may differ (it changes nothing in the results).
+    resumed = nightly("--resume", str(directory), "-j", "2")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{4 - kept} (case, backend) pairs to run ({kept} already done) on 2 lanes" in resumed.stderr
+    assert sorted(results_of(directory)) == sorted((c, "slow") for c in ["tanh", "add.broadcast", "double", "sum.int"])
+    assert json.loads((directory / "run.json").read_text())["settings"]["seed"] == 3
+    # Given the same, they are accepted.
+    again = nightly("--resume", str(directory), "--backend", slow, "-k", "not mul", "--seed", "3")
+    assert again.returncode == 0 and "0 (case, backend) pairs to run (4 already done)" in again.stderr, again.stderr
 
 
 def comparable(directory: Path) -> tuple:
@@ -130,3 +158,9 @@ def test_a_backends_own_option_reaches_it_from_the_command_line(tmp_path):
     assert results_of(report_dir(tmp_path))[("tanh", "optioned")]["extras"]["flavours"] == ["sour"]
     refused = nightly("--backend", "eager", "--fake-flavours", "sour", "--output-dir", str(tmp_path / "other"))
     assert refused.returncode == 2 and "unrecognized arguments: --fake-flavours sour" in refused.stderr
+    # A resumed run keeps it, and refuses another.
+    directory = report_dir(tmp_path)
+    other = nightly("--resume", str(directory), "--fake-flavours", "sweet")
+    assert other.returncode == 2, other.stderr
+    assert f"--resume {directory}: the run used --fake-flavours sour; you gave --fake-flavours sweet" in other.stderr
+    assert json.loads((directory / "run.json").read_text())["settings"]["options"] == {"fake_flavours": ["sour"]}

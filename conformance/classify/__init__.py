@@ -85,7 +85,7 @@ def classify_error(stage: str, error: BaseException, output: str = "") -> Classi
     Result can be re-classified later with classify_text(stage, details).
     """
     text = f"{error_text(error)}\n{output.strip()}".strip()
-    details = f"{text}\n\n{''.join(traceback.format_exception(error)).strip()}"
+    details = f"{text}\n\n{traceback_without_message(error)}"
     if isinstance(error, StageFailure):
         return Classification(error.code, error.explanation, error.op, "\n".join(p for p in (error.details, details) if p))
     if stage in (Stage.CASE, Stage.EAGER):
@@ -97,6 +97,17 @@ def classify_error(stage: str, error: BaseException, output: str = "") -> Classi
             details=details,
         )
     return classify_text(stage, text, details)
+
+
+def traceback_without_message(error: BaseException) -> str:
+    """The traceback of `error` (and of the errors it chains), without its own message at the end:
+    the details hold that message once, above, where the parsers read it (an MLIR error runs to pages)."""
+    exception = traceback.TracebackException.from_exception(error)
+    lines = list(exception.format())
+    message = list(exception.format_exception_only())
+    if lines[-len(message) :] == message:
+        lines = lines[: -len(message)]
+    return "".join(lines).strip()
 
 
 TRACEBACK = "\n\nTraceback (most recent call last):"

@@ -23,10 +23,13 @@ HELP = "run every shipped backend over the registry and write JSON, Markdown and
 
 
 def add_arguments(parser) -> None:
+    from conformance.nightly import resume
+
     ro.BACKEND.add_to(parser, help="backends to run (comma-separated, repeatable; default: every shipped backend)")
     add_case_arguments(parser)
     add_group(parser, "run", (ro.WORKERS, ro.OUTPUT_DIR, ro.BASELINE, ro.RESUME, ro.SHARD))
     add_execution_arguments(parser)
+    resume.unset_defaults(parser)  # so that a resumed run can tell an option left out from one given
 
 
 def add_execution_arguments(parser) -> None:
@@ -34,9 +37,14 @@ def add_execution_arguments(parser) -> None:
 
 
 def backend_specs(args) -> list[str]:
-    """The backends a run covers: those named, or every shipped one in the matrix."""
+    """The backends a run covers: those named, those of the run it resumes, or every shipped one in the matrix."""
     from conformance.backends import loader
+    from conformance.nightly import resume
 
+    if not args.backend and args.resume:
+        kept = resume.recorded(Path(args.resume)) or {}
+        if kept.get(ro.BACKEND.dest):
+            return kept[ro.BACKEND.dest]
     return ro.parse_backends(args.backend) or loader.matrix_names()
 
 
@@ -83,50 +91,55 @@ def pick_baseline(args, directory: Path) -> Path | None:
     return earlier[-1] if earlier else None
 
 
-def case_snapshot(cases) -> dict:
-    return {c.id: {"kind": c.kind, "family": c.family, "ops": list(c.ops), "tags": sorted(c.all_tags), "suite": c.suite} for c in cases}
-
-
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
 def run(args) -> int:
+    from conformance.nightly import resume
     from conformance.nightly.matrix import matrix_pairs, plan
     from conformance.nightly.progress import Progress
+    from conformance.nightly.record import run_record, utc_now, write_cases, write_run
     from conformance.nightly.runner import run_jobs
     from conformance.nightly.store import ResultsFile, read_results
     from conformance.report.build import build_reports
-    from conformance.report.summary import machine, toolchain_versions
     from conformance.report.tables import backend_table
 
     backends = backend_specs(args)
-    names = [backend.name for backend in resolve_backends(backends)]
-    settings = execution_settings(args, backends)
+    resolved = resolve_backends(backends)
+    names = [backend.name for backend in resolved]
+    try:
+        backend_options = ro.backend_options(resolved)
+    except ValueError as e:
+        fail(str(e))
+    options = (*resume.RECORDED, *backend_options)
+    run_info = json.loads((Path(args.resume) / "run.json").read_text()) if args.resume else None
+    if run_info and resume.KEY in run_info:
+        try:
+            resume.restore(args, run_info[resume.KEY], options, (*resume.RESULT_OPTIONS, *backend_options), args.resume)
+        except resume.ResumeError as e:
+            fail(str(e))
+    elif run_info:
+        print(f"conformance nightly: {args.resume}/run.json does not record the run's options (an older run): "
+              "resuming with the options given now", file=sys.stderr)
+    resume.fill_defaults(args, options)
+    args.backend = backends  # recorded as the specs run, the default included
+    settings = ro.settings_from(args, backends, backend_options)
     registry, cases = select_cases(args, settings, required=True)  # before any directory is made
     shard = args.shard
 
     if args.resume:
         directory = Path(args.resume)
-        run_info = json.loads((directory / "run.json").read_text())
         done = {r.key for r in read_results(directory)} if (directory / "results.jsonl").exists() else set()
     else:
         directory = new_report_dir(Path(args.output_dir))
-        run_info = {
-            "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "backends": names,
-            "shards": [str(shard)] if shard else [],
-            "settings": {"seed": settings.seed, "export_mode": settings.export_mode, "suites": settings.suites, "case_paths": settings.case_paths, "default_cases": settings.default_cases, "keyword": args.keyword, "tags": args.tag, "skip_tags": args.skip_tag,
-                         "batch_size": settings.batch_size, "case_timeout": settings.case_timeout, "workers": args.workers,
-                         "reruns": settings.reruns, "check_determinism": settings.check_determinism},
-            "toolchain": toolchain_versions(),
-            "machine": machine(),
-            "wall_seconds": 0.0,
-        }
+        run_info = run_record(names, settings, keyword=args.keyword, tags=args.tag, skip_tags=args.skip_tag, workers=args.workers)
+        run_info["shards"] = [str(shard)] if shard else []
+        run_info[resume.KEY] = resume.record(args, options)
         done = set()
-    (directory / "cases.json").write_text(json.dumps(case_snapshot(cases), indent=0, sort_keys=True))
+    write_cases(directory, cases)
     # Written before any work: a run killed outright must still be resumable.
-    (directory / "run.json").write_text(json.dumps(run_info, indent=1, sort_keys=True))
+    write_run(directory, run_info)
 
     pairs = matrix_pairs([c.id for c in cases], names, shard, done)
     heavy = {c.id for c in cases if c.kind == "model"}
@@ -158,8 +171,8 @@ def run(args) -> int:
         run_info["wall_seconds"] = round(run_info.get("wall_seconds", 0.0) + time.monotonic() - started, 1)
         run_info["peak_rss_mb"] = max(run_info.get("peak_rss_mb", 0.0), stats.get("peak_rss_mb", 0.0) if stats else 0.0)
         if not interrupted:
-            run_info["finished"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-        (directory / "run.json").write_text(json.dumps(run_info, indent=1, sort_keys=True))
+            run_info["finished"] = utc_now()
+        write_run(directory, run_info)
     if interrupted:
         print(f"interrupted: the finished results are kept in {directory}; finish with --resume {directory}", file=sys.stderr)
         return 130

@@ -8,7 +8,17 @@ Three points of a backend's walk through its stages meet the cache:
     compile         the cache stage itself: an IR already compiled (its IR key)
                     is loaded instead of compiled; fresh artifacts are stored
                     under their IR key and case key
-    record_failure  a failure before `run` is stored under the case key
+    record_failure  a failure before `run` is stored under the case key; for
+                    one after it (a wrong answer), the IR it was compiled from
+
+With --artifacts a failing pair's bundle holds the IR entering the failing
+stage and that stage's replay, as a cold run writes them. So a cached
+failure is not replayed then: the pair runs its stages again (only failing
+pairs do). A compiled artifact still skips ahead to `run`, with the IR it was
+compiled from back in the pair's workdir when the pair failed after the
+compiler before (record_failure kept it): its run replay recompiles that IR.
+(A pair that passed when it was cached and fails now has none: its bundle
+reruns it through pytest.)
 
 With re-runs on (--reruns), a failure is stored only once a re-run has
 reproduced it exactly, and a re-run reads nothing (reruns.py): a replayed
@@ -20,6 +30,7 @@ The store itself, and what goes into the keys, is compile_cache_store.py.
 
 from __future__ import annotations
 
+import shutil
 import time
 import weakref
 from typing import Callable
@@ -32,6 +43,7 @@ from conformance.execution.compile_cache_store import CompileCache, case_fingerp
 from conformance.taxonomy import Code
 
 NOT_CACHED = {Code.CRASH, Code.TIMEOUT, Code.TOOL_MISSING, Code.UNKNOWN}
+CACHE_INPUT = "cache_input"  # CaseRun.notes: the file cache_input() wrote, the IR handed to the compiler
 
 
 class CacheUse:
@@ -42,16 +54,17 @@ class CacheUse:
     and `ir_key`.
     """
 
-    def __init__(self, store: CompileCache, options: dict, reads: bool = True):
+    def __init__(self, store: CompileCache, options: dict, bundles: bool = False, reads: bool = True):
         self.store = store
         self.options = options
+        self.bundles = bundles  # --artifacts: a failing pair's bundle needs its IR (see above)
         self.reads = reads  # False: look nothing up, only store (a re-run, see reruns.py)
         # case id -> (its first input tensor, weakly; the digests of what it is): the backends of a
         # job share one CaseRun, digested once; the next job's tensors are new objects.
         self._known: dict[str, tuple[weakref.ref | None, str]] = {}
 
     def without_reads(self) -> CacheUse:
-        return CacheUse(self.store, self.options, reads=False)
+        return CacheUse(self.store, self.options, self.bundles, reads=False)
 
     def _fingerprint(self, case_run) -> str:
         first = next((t for inputs in case_run.inputs for t in inputs), None)
@@ -86,6 +99,8 @@ class CacheUse:
             if record is None:
                 continue
             if "failure" in record:
+                if self.bundles:
+                    continue  # its stages run again: they write the bundle's IR and replay
                 it.run.extras.update(record.get("extras", {}))
                 it.timings["cache"] = time.perf_counter() - start
                 replays.append((it, record["failure"]["stage"], _failure_from(record["failure"])))
@@ -95,6 +110,8 @@ class CacheUse:
                 continue  # the artifact was evicted or corrupt: rebuild it
             it.value = backend.cache_load(hit[0], hit[1], it.run)
             it.run.extras.update(record.get("extras", {}))
+            if self.bundles:
+                self._restore_input(record, it.run)
             it.resume_at = run_index
             it.timings["cache"] = time.perf_counter() - start
         return replays
@@ -105,7 +122,8 @@ class CacheUse:
         misses = []
         for it in items:
             start = time.perf_counter()
-            it.ir_key = digest(backend.cache_input(it.value, it.run), backend.name, backend.flags(), toolchain())
+            source = it.run.notes[CACHE_INPUT] = backend.cache_input(it.value, it.run)
+            it.ir_key = digest(source, backend.name, backend.flags(), toolchain())
             hit = self.store.ir(it.ir_key) if self.reads else None
             if hit is not None:
                 it.value = backend.cache_load(hit[0], hit[1], it.run)
@@ -124,11 +142,13 @@ class CacheUse:
             self.store.put_case(it.case_key, {"ir_key": it.ir_key, "extras": it.run.extras})
 
     def record_failure(self, backend, it, stage: str, failure: Classification) -> None:
-        """Store a deterministic failure at or before the cache stage under the case key."""
+        """Store a deterministic failure at or before the cache stage under the case key;
+        for one after it, keep the IR the pair was compiled from (see _keep_input)."""
         stages = backend.stages
-        if failure.code in NOT_CACHED or stage not in stages or stages.index(stage) > stages.index(backend.cache_stage):
+        if failure.code in NOT_CACHED or getattr(it, "case_key", None) is None:
             return
-        if getattr(it, "case_key", None) is None:
+        if stage not in stages or stages.index(stage) > stages.index(backend.cache_stage):  # run, compare
+            self._keep_input(it)
             return
         self.store.put_case(
             it.case_key,
@@ -145,6 +165,28 @@ class CacheUse:
                 "extras": it.run.extras,
             },
         )
+
+
+    def _keep_input(self, it) -> None:
+        """Add to the pair's case record the IR it was compiled from: a later run that finds the
+        artifact by case key skips the stages that print it, and with --artifacts needs it."""
+        source = it.run.notes.get(CACHE_INPUT)
+        record = self.store.case(it.case_key) if source is not None else None
+        if record is None or "ir_key" not in record or "input" in record:
+            return
+        record["input"] = {"blob": self.store.put_blob(source), "name": source.name}
+        self.store.put_case(it.case_key, record)
+
+    def _restore_input(self, record: dict, case_run) -> None:
+        """The kept IR back in the pair's workdir, under the name and note its backend printed it to
+        (write_ir_once's), so the run stage's replay finds it as on a cold run."""
+        kept = record.get("input")
+        blob = self.store.blob(kept["blob"]) if kept else None
+        if blob is None:
+            return
+        path = case_run.workdir / kept["name"]
+        shutil.copyfile(blob, path)
+        case_run.notes[kept["name"]] = case_run.notes[CACHE_INPUT] = path
 
 
 def _failure_from(record: dict) -> Classification:

@@ -212,5 +212,5 @@ class Engine:
             case, backend, stage=stage, code=found.code, explanation=found.explanation, details=found.details
         )
         if self.settings.artifacts:
-            result.artifacts = str(finalize(self.settings.artifacts, result))
+            result.artifacts = str(finalize(self.settings, result))
         return result

@@ -37,7 +37,6 @@ from conformance.execution.messages import Message, ResultMessage, StageStarted
 from conformance.execution.reruns import DIFFERS, REPLAYED, Attempt
 from conformance.execution.settings import Settings
 from conformance.paths import safe_name
-from conformance.report.reproduce import pytest_command
 from conformance.taxonomy import Code, Stage
 
 Report = Callable[[Message], None]  # sends a message to the parent
@@ -79,7 +78,7 @@ class Executor:
         self.report = report
         self.capture = OutputCapture()
         self.cache = (
-            CacheUse(CompileCache(settings.cache_dir, settings.cache_limit_mb * 2**20), settings.options)
+            CacheUse(CompileCache(settings.cache_dir, settings.cache_limit_mb * 2**20), settings.options, bool(settings.artifacts))
             if settings.cache_dir
             else None
         )
@@ -179,7 +178,7 @@ class RunningJob:
             workdir.mkdir(parents=True, exist_ok=True)
             run = dataclasses.replace(prepared, workdir=workdir, notes={}, extras={}, staging=self._staging(case_id, backend.name))
             if run.staging is not None:
-                bundles.stage_case_data(run.staging, run, pytest_command(case_id, backend.name, self.settings.to_dict()))
+                bundles.stage_case_data(run.staging, run)
             items.append(Item(case_id, run, timings=self._eager_timings(case_id)))
         return items
 
@@ -268,29 +267,35 @@ class RunningJob:
             if len(values) != len(chunk):
                 raise RuntimeError(f"batched stage {stage} returned {len(values)} values for {len(chunk)} cases")
         except Exception as e:
-            spent = (time.perf_counter() - start) / len(chunk)
-            for it in chunk:  # a failed attempt is compile time too
-                it.timings[stage] = it.timings.get(stage, 0.0) + spent
-            if len(chunk) == 1:
-                cause = e.cause if isinstance(e, BatchFailure) else e
-                self._fail(backend, chunk[0], stage, classify_error(stage, cause, self.capture.since(mark)))
-                return
-            if isinstance(e, BatchFailure) and e.guilty and len(e.guilty) < len(chunk):
-                guilty = [chunk[i] for i in e.guilty]
-                groups = [[it] for it in guilty] + [[it for it in chunk if it not in guilty]]
-            else:
-                # Split until the guilty cases stand alone, so each gets its own verdict.
-                half = len(chunk) // 2
-                groups = [chunk[:half], chunk[half:]]
-            # Said in the output: a batching problem must never hide as slowness.
-            print(f"conformance: batch of {len(chunk)} failed at {stage} ({type(e).__name__}); running it as {[len(g) for g in groups]}", file=sys.stderr)
-            for group in groups:
-                self._batched_stage(backend, stage, group)
+            error = e
+        else:
+            share = (time.perf_counter() - start) / len(chunk)
+            for it, value in zip(chunk, values):
+                it.timings[stage] = it.timings.get(stage, 0.0) + share
+                it.value = value
             return
-        share = (time.perf_counter() - start) / len(chunk)
-        for it, value in zip(chunk, values):
-            it.timings[stage] = it.timings.get(stage, 0.0) + share
-            it.value = value
+        spent = (time.perf_counter() - start) / len(chunk)
+        for it in chunk:  # a failed attempt is compile time too
+            it.timings[stage] = it.timings.get(stage, 0.0) + spent
+        if len(chunk) == 1:
+            cause = error.cause if isinstance(error, BatchFailure) else error
+            self._fail(backend, chunk[0], stage, classify_error(stage, cause, self.capture.since(mark)))
+            return
+        if isinstance(error, BatchFailure) and error.guilty and len(error.guilty) < len(chunk):
+            guilty = [chunk[i] for i in error.guilty]
+            groups = [[it] for it in guilty] + [[it for it in chunk if it not in guilty]]
+        else:
+            # Split until the guilty cases stand alone, so each gets its own verdict.
+            half = len(chunk) // 2
+            groups = [chunk[:half], chunk[half:]]
+        # Said in the output: a batching problem must never hide as slowness.
+        print(f"conformance: batch of {len(chunk)} failed at {stage} ({type(error).__name__}); running it as {[len(g) for g in groups]}", file=sys.stderr)
+        # Each group runs again with a mark of its own, and outside the `except`
+        # above: an error raised there would carry the batch's as its context,
+        # and so every member's diagnostics into the details of one case.
+        del error
+        for group in groups:
+            self._batched_stage(backend, stage, group)
 
     def _run_and_compare(self, backend: Backend, it: Item) -> None:
         case = it.run.case
@@ -391,7 +396,7 @@ class RunningJob:
     def _emit(self, result: results.Result, extras: dict | None = None) -> None:
         result.extras = dict(extras or {})
         if self.settings.artifacts:
-            bundle = bundles.finalize(self.settings.artifacts, result)
+            bundle = bundles.finalize(self.settings, result)
             result.artifacts = str(bundle) if bundle else None
         self.report(ResultMessage(result))
 

@@ -24,6 +24,9 @@ from conformance.xfail.judge import describe_expected, fails_strict_run, verdict
 from conformance.xfail.sets import Entry
 
 PROPERTY = "conformance.result"
+# The whole Result (details included) as an attribute of the item's report: it travels to the
+# xdist controller with the report, and junitxml does not write it.
+FULL_RESULT = "conformance_result"
 
 
 class ExplainsRegistryErrors:
@@ -105,6 +108,7 @@ class CaseItem(pytest.Item):
         super().__init__(**kw)
         self.case = case
         self.backend = backend
+        self.result: Result | None = None  # set by runtest
         self.extra_keyword_matches.update(case.all_tags)
         self.extra_keyword_matches.add(backend.name)
 
@@ -114,6 +118,7 @@ class CaseItem(pytest.Item):
         entry = runner.xfail_entry(self.backend.name, self.case.id)
         judged = verdict(result, entry)
         result.verdict = judged
+        self.result = result
         self.user_properties.append((PROPERTY, _summary_json(result)))
         if judged == Verdict.SKIP:
             pytest.skip(result.explanation)
@@ -127,26 +132,8 @@ class CaseItem(pytest.Item):
     def repr_failure(self, excinfo, style=None):
         if not excinfo.errisinstance(ConformanceFailure):
             return super().repr_failure(excinfo)
-        f: ConformanceFailure = excinfo.value
-        r = f.result
-        lines = [f"{r.case}[{r.backend}]: {f.verdict}"]
-        if f.verdict == Verdict.FLAKY:
-            lines += _flaky_lines(r, f.entry)
-        elif f.verdict == Verdict.XPASS:
-            lines.append(f"  passed, but the xfail set expects {describe_expected(f.entry)}")
-            lines.append("  the case works now: drop its entry (conformance xfail update, or --update-xfails)")
-        else:
-            op = f" ({r.op})" if r.op else ""
-            lines.append(f"  stage {r.stage}: {r.code}{op}")
-            lines.append(f"  {r.explanation}")
-            if f.verdict == Verdict.CHANGED:
-                lines.append(f"  the xfail set expected {describe_expected(f.entry)}")
-        lines.append(f"  case defined at {f.case.defined_at}; inputs {f.case.describe_inputs() or '(none)'}")
-        if r.artifacts:
-            lines.append(f"  reproducer bundle: {r.artifacts}")
-        if r.details:
-            lines += ["", "captured diagnostics:", r.details]
-        return "\n".join(lines)
+        runner = self.config.stash[RUNNER_KEY]
+        return failure_text(excinfo.value, runner.reproduce_command(excinfo.value.result))
 
     def reportinfo(self):
         path, _, line = self.case.defined_at.rpartition(":")
@@ -164,6 +151,29 @@ def _flaky_lines(result: Result, entry: Entry | None) -> list[str]:
         "(write it by hand, with a note: updates never write a flaky pair)"
     )
     return lines
+def failure_text(f: ConformanceFailure, reproduce: str) -> str:
+    """What pytest shows of a failure. Its first line is the short summary's
+    (`FAILED case[backend] - <first line>`): verdict, code, op, stage and
+    explanation; then the facts, the diagnostics once, and how to reproduce it."""
+    r = f.result
+    if f.verdict == Verdict.FLAKY:
+        lines = [f"FLAKY: {r.explanation.splitlines()[0] if r.explanation else 'the runs disagree'}", *_flaky_lines(r, f.entry)]
+    elif f.verdict == Verdict.XPASS:
+        lines = [
+            f"XPASS: passed, but the xfail set expects {describe_expected(f.entry)}",
+            "  the case works now: drop its entry (conformance xfail update, or --update-xfails)",
+        ]
+    else:
+        op = f" ({r.op})" if r.op else ""
+        explanation, *more = r.explanation.splitlines() or [""]
+        lines = [f"{f.verdict} {r.code}{op} at {r.stage}: {explanation}", *(f"  {line}" for line in more)]
+        if f.verdict == Verdict.CHANGED:
+            lines.append(f"  the xfail set expected {describe_expected(f.entry)}")
+    lines.append(f"  case defined at {f.case.defined_at}; inputs {f.case.describe_inputs() or '(none)'}")
+    if r.details:
+        lines += ["", "captured diagnostics:", r.details.rstrip()]
+    lines += ["", f"reproduce: {reproduce}"]
+    return "\n".join(lines)
 
 
 def _summary_json(result: Result) -> str:
@@ -174,6 +184,9 @@ def _summary_json(result: Result) -> str:
 
 
 def result_from_report(report) -> Result | None:
+    """The item's Result: whole when the session asked for it (FULL_RESULT), else without details."""
+    if (full := getattr(report, FULL_RESULT, None)) is not None:
+        return Result.from_json(full)
     for name, value in getattr(report, "user_properties", ()):
         if name == PROPERTY:
             return Result.from_json(value)

@@ -8,6 +8,10 @@ the other items of the job then find their results waiting.
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
+from conformance import content
 from conformance.backends.protocol import Backend
 from conformance.cases.spec import Case
 from conformance.execution.engine import Engine
@@ -54,6 +58,18 @@ class ItemRunner:
         if backend not in self._xfails:
             self._xfails[backend] = XfailSet.load(self.xfail_dir, backend)
         return self._xfails[backend].get(case_id)
+
+    def reproduce_command(self, result: Result) -> str:
+        """How to reproduce a failing pair: its bundle's script when --artifacts wrote one,
+        else the pytest command for that pair alone, judged as this run judged it."""
+        from conformance.bundles import rerun_command
+
+        if result.artifacts:
+            return f"sh {shlex.quote(result.artifacts)}/reproduce.sh"
+        custom = self.xfail_dir and str(Path(self.xfail_dir).resolve())
+        if custom == str(content.DEFAULT_XFAIL_DIR.resolve()):
+            custom = None
+        return rerun_command(result.case, result.backend, self.settings, no_xfail=self.xfail_dir is None, xfail_dir=custom)
 
     def close(self) -> None:
         self.engine.close()

@@ -7,13 +7,20 @@ ends with a summary table per backend.
 
 from __future__ import annotations
 
+import functools
+import shlex
+import time
+from pathlib import Path
+
 import pytest
 from tabulate import tabulate
 
 from conformance import run_options
 from conformance.backends import loader
 from conformance.cases import registry as reg
-from conformance.pytest_plugin.items import RUNNER_KEY, Registry, result_from_report
+from conformance.nightly.record import run_record, utc_now, write_cases, write_run
+from conformance.nightly.store import RESULTS, ResultsFile
+from conformance.pytest_plugin.items import FULL_RESULT, RUNNER_KEY, CaseItem, Registry, result_from_report
 from conformance.pytest_plugin.runner import ItemRunner
 from conformance.report.tables import backend_table
 from conformance.report.triage import root_causes
@@ -43,10 +50,17 @@ def start(config: pytest.Config, specs: list[str]) -> None:
         except XfailError as e:
             raise pytest.UsageError(str(e)) from None
     settings = run_options.settings_from(config.option, specs, run_options.backend_options(backends))
+    report_dir = run_options.REPORT_DIR.value(config.option)
+    if report_dir and (Path(report_dir) / RESULTS).exists():
+        raise pytest.UsageError(f"--report-dir {report_dir}: it holds a report already ({RESULTS}); choose another directory")
     try:
         sources = settings.case_sources()
     except reg.RegistryError as e:
         raise pytest.UsageError(str(e)) from None
+    # A failure's text starts with its one-line summary; on CI (or with -vv) pytest would
+    # append the whole text, diagnostics included, to the short summary: print them once.
+    if hasattr(config.option, "force_short_summary"):
+        config.option.force_short_summary = True
     runner = ItemRunner(settings, backends, xfail_dir)
     config.stash[RUNNER_KEY] = runner
     config.pluginmanager.register(ConformanceSession(config, runner, sources), "conformance-session")
@@ -60,6 +74,10 @@ class ConformanceSession:
         self.results: list[Result] = []  # on the controller: every item's result
         self.update_lines: list[str] = []
         self.is_worker = hasattr(config, "workerinput")
+        self.report_dir = run_options.REPORT_DIR.value(config.option)
+        self.started = time.monotonic()
+        if self.report_dir and not self.is_worker:
+            self.run = run_record([b.name for b in runner.backends], runner.settings, keyword=config.option.keyword or None)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> bool | None:
@@ -81,6 +99,13 @@ class ConformanceSession:
     def pytest_collection_modifyitems(self, items) -> None:
         self.runner.plan(items)  # after -k and --deselect have had their say
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        report = yield
+        if self.report_dir and call.when == "call" and isinstance(item, CaseItem) and item.result is not None:
+            setattr(report, FULL_RESULT, item.result.to_json())  # the report's diagnostics need the details
+        return report
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call":
             result = result_from_report(report)
@@ -91,6 +116,8 @@ class ConformanceSession:
         self.runner.close()
         if run_options.UPDATE_XFAILS.value(self.config.option) and not self.is_worker:
             self.update_lines = self._update_xfails()
+        if self.report_dir and not self.is_worker and self.results:
+            self._write_report(Path(self.report_dir))
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.is_worker or not self.results:
@@ -101,10 +128,14 @@ class ConformanceSession:
         groups = root_causes(self.results, self._case_ops()) if any(r.failed for r in self.results) else []
         if groups:
             shown = groups[:ROOT_CAUSES_SHOWN]
-            terminalreporter.write_line(f"\nlargest root-cause groups ({len(shown)} of {len(groups)}; all: conformance triage):")
+            terminalreporter.write_line(f"\nlargest root-cause groups ({len(shown)} of {len(groups)}):")
             rows = [[g.count, g.backend, g.code, g.op or "-", g.example.case, g.example.explanation[:110]] for g in shown]
             for line in tabulate(rows, headers=["count", "backend", "code", "op", "example", "explanation"]).splitlines():
                 terminalreporter.write_line(line)
+            if self.report_dir:
+                terminalreporter.write_line(f"every group: conformance triage {shlex.quote(self.report_dir)}")
+            elif len(groups) > len(shown):
+                terminalreporter.write_line("every group: run again with --report-dir DIR, then conformance triage DIR")
         flaky = [r for r in self.results if r.status == Status.FLAKY]
         if flaky:
             terminalreporter.write_line(f"\nflaky pairs ({len(flaky)}): their runs disagree, each in a fresh process")
@@ -112,6 +143,8 @@ class ConformanceSession:
                 known = expected_flaky(r, self.runner.xfail_entry(r.backend, r.case))
                 how = "xfail entry expects a failure seen" if known else "fails the run"
                 terminalreporter.write_line(f"  {r.case}[{r.backend}] ({how}): {r.explanation[:300]}")
+        if self.report_dir:
+            terminalreporter.write_line(f"report: {Path(self.report_dir) / 'report.html'} (and results.jsonl, report.md, summary.json)")
         for line in self.update_lines:
             terminalreporter.write_line(line)
 
@@ -123,15 +156,37 @@ class ConformanceSession:
 
         return GroupScheduling(config, log, batch_size=self.runner.settings.batch_size)
 
+    @functools.cached_property
+    def _known_cases(self) -> dict:
+        """The run's cases by id; an xdist controller collects none itself: it reads the registry."""
+        if self.runner.cases:
+            return self.runner.cases
+        try:
+            return {c.id: c for c in reg.Registry.load(self.sources, self.runner.settings.suites)}
+        except reg.RegistryError:  # the workers have reported it
+            return {}
+
+    def _cases(self) -> list:
+        """The cases of the run's results, in the order they finished."""
+        return [self._known_cases[i] for i in dict.fromkeys(r.case for r in self.results) if i in self._known_cases]
+
     def _case_ops(self) -> dict[str, dict]:
         """Each case's declared ops, to group failures that name no op of their own."""
-        cases = list(self.runner.cases.values())
-        if not cases:  # an xdist controller collects nothing: read the registry
-            try:
-                cases = list(reg.Registry.load(self.sources, self.runner.settings.suites))
-            except reg.RegistryError:  # the workers have reported it
-                pass
-        return {c.id: {"ops": list(c.ops)} for c in cases}
+        return {c.id: {"ops": list(c.ops)} for c in self._cases()}
+
+    def _write_report(self, directory: Path) -> None:
+        """The run's report directory, as a nightly run writes one (--report-dir)."""
+        from conformance.report.build import build_reports
+
+        directory.mkdir(parents=True, exist_ok=True)
+        store = ResultsFile(directory)
+        for result in self.results:
+            store.append(result)
+        store.close()
+        write_cases(directory, self._cases())
+        self.run.update(finished=utc_now(), wall_seconds=round(time.monotonic() - self.started, 1))
+        write_run(directory, self.run)
+        build_reports(directory, baseline=None)
 
     def _update_xfails(self) -> list[str]:
         known = {c.id for c in reg.Registry.load(self.sources, self.runner.settings.suites)}

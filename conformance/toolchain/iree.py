@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from conformance.toolchain.tools import ToolError, run_tool
 from conformance.toolchain.torch_mlir import TorchMlirBackend, unsigned_as_eager
 
 DRIVER = "local-task"
+COMPILE_INPUT = "compile-input.mlir"  # one case's IR as handed to iree-compile, in its workdir and CaseRun.notes
 TARGET_FLAGS = [
     "--iree-hal-target-device=local",
     "--iree-hal-local-target-device-backends=llvm-cpu",
@@ -92,13 +94,12 @@ class IreeBackend(TorchMlirBackend):
     cache_stage = "compile"
 
     def cache_input(self, lowered, case_run: CaseRun) -> Path:
-        return write_ir_once(lowered, case_run, "compile-input.mlir", self.generic_form)
+        return write_ir_once(lowered, case_run, COMPILE_INPUT, self.generic_form)
 
     def cache_store(self, entry: Entry) -> tuple[Path, dict]:
         return entry.compiled.vmfb, {"function": entry.function}
 
     def cache_load(self, path: Path, meta: dict, case_run: CaseRun) -> Entry:
-        case_run.notes["lowered"] = None  # no IR at hand: a run failure bundles without a compile step
         return Entry(loaded_module(str(path)), meta["function"])
 
     def compile_command(self, source: str, output: str, tool: str | None = None) -> list[str]:
@@ -111,7 +112,7 @@ class IreeBackend(TorchMlirBackend):
             case_run.notes["lowered"] = module  # the run stage's replay compiles the case alone
         workdir = case_runs[0].workdir
         if len(lowered) == 1:
-            source = write_ir_once(lowered[0], case_runs[0], "compile-input.mlir", self.generic_form)
+            source = write_ir_once(lowered[0], case_runs[0], COMPILE_INPUT, self.generic_form)
             names = ["main"]
         else:
             source, names = self._merge(lowered, workdir / "batch-input.mlir")
@@ -156,7 +157,7 @@ class IreeBackend(TorchMlirBackend):
         return path, names
 
     def run(self, entry: Entry, inputs: list[torch.Tensor], case_run: CaseRun):
-        if "run" not in case_run.notes.get("reproducers", {}) and case_run.notes.get("lowered") is not None:
+        if "run" not in case_run.notes.get("reproducers", {}):
             self._reproduce_run(case_run, len(inputs))
         function = entry.compiled.function(entry.function)
         outputs = function(*[to_numpy(t) for t in inputs])
@@ -166,14 +167,26 @@ class IreeBackend(TorchMlirBackend):
 
 
     def _reproduce_run(self, case_run: CaseRun, inputs: int) -> None:
-        """Compile the case alone and run it on input set 0, checking eager's outputs."""
+        """Compile the case alone and run it on input set 0, checking eager's outputs.
+
+        The IR is the one handed to the compiler or to the compile cache (whose
+        hit skipped the compiler), printed once; a case compiled in a batch
+        without the cache prints its own. A case found by its case key has it
+        only when the cache kept it (see compile_cache_use.py): else no replay.
+        """
         from torch.utils._pytree import tree_flatten
 
-        lowered = case_run.notes["lowered"]
-        outputs = len(tree_flatten(case_run.expected[0])[0])
+        printed, lowered = case_run.notes.get(COMPILE_INPUT), case_run.notes.get("lowered")
+        if printed is not None:
+            write_input = lambda path: shutil.copyfile(printed, path)
+        elif lowered is not None:
+            write_input = lambda path: write_ir(lowered, path, self.generic_form)
+        else:
+            return
+        outputs = tree_flatten(case_run.expected[0])[0]
         case_run.reproduce(
             "run",
-            {"input.mlir": lambda path: write_ir(lowered, path, self.generic_form)},
+            {"input.mlir": write_input},
             self.compile_command("input.mlir", "module.vmfb", tool="iree-compile"),
             [
                 "iree-run-module",
@@ -181,26 +194,31 @@ class IreeBackend(TorchMlirBackend):
                 f"--device={DRIVER}",
                 "--function=main",
                 *(f"--input=@inputs/set0/{i}.npy" for i in range(inputs)),
-                *(f"--expected_output=@expected/set0/{j}.npy" for j in range(outputs)),
-                *tolerance_flags(case_run.case),
+                *(f"--expected_output=@expected/set0/{j}.npy" for j in range(len(outputs))),
+                *tolerance_flags(case_run.case, outputs),
             ],
         )
 
 
-def tolerance_flags(case) -> list[str]:
-    """iree-run-module's comparison flags for the case's tolerances (torch.testing's when unset)."""
+def tolerance_flags(case, outputs: list) -> list[str]:
+    """iree-run-module's comparison flags for the case's tolerances (torch.testing's when unset).
+
+    It takes an absolute threshold per element type but one relative
+    tolerance for all: that of the first floating-point output (float32's
+    when there is none), so an f16 case is replayed with f16's rtol.
+    """
     from torch.testing._comparison import default_tolerances
 
     from conformance.dtypes import builtin_name
 
     flags = []
-    rtols = []
+    rtols = {}
     for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
         rtol, atol = (case.rtol, case.atol) if case.rtol is not None else default_tolerances(dtype)
         flags.append(f"--expected_{builtin_name(dtype)}_threshold={atol:g}")
-        rtols.append(rtol)
-    # One rtol for every type: the float32 one, which is what most cases produce.
-    return [*flags, f"--expected_rtol={rtols[2]:g}"]
+        rtols[dtype] = rtol
+    floats = [t.dtype for t in outputs if isinstance(t, torch.Tensor) and t.dtype in rtols]
+    return [*flags, f"--expected_rtol={rtols[floats[0] if floats else torch.float32]:g}"]
 
 
 def guilty_functions(diagnostics: str, source: Path, names: list[str]) -> list[int]:
