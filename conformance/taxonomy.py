@@ -62,6 +62,7 @@ class Status(StrEnum):
     PASS = "pass"
     FAIL = "fail"
     SKIP = "skip"  # the case is declared not applicable to the backend
+    COMPILED = "compiled"  # compiled for its target, not run: no device of that kind here (backends.protocol.NotRun)
 
 
 class Verdict(StrEnum):
@@ -73,6 +74,7 @@ class Verdict(StrEnum):
     CHANGED = "CHANGED"  # failed, but not as the xfail set says
     FAIL = "FAIL"  # failed and is not listed
     SKIP = "SKIP"
+    COMPILED = "COMPILED"  # compiled, not run for lack of a device: neither a pass nor a failure
 
     @property
     def is_failure(self) -> bool:
