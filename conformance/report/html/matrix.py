@@ -20,7 +20,8 @@ VERDICT_LEGEND = [
     ("p nc", "", "failing differently"),
 ]
 OUTCOME_FILTERS = [
-    ("", "any outcome"), ("p", "pass"), ("f", "fail"), ("s", "skip"), ("u", "unexpected (FAIL, CHANGED, XPASS)"),
+    ("", "any outcome"), ("p", "pass"), ("f", "fail"), ("s", "skip"), ("cp", "compiled, not run (no device)"),
+    ("u", "unexpected (FAIL, CHANGED, XPASS)"),
     ("vx", "XFAIL"), ("vp", "XPASS"), ("vc", "CHANGED"), ("vf", "FAIL verdict"), ("n", "changed since the baseline"),
     ("nf", "newly failing"), ("d", "backends disagree"),
 ]
@@ -38,6 +39,8 @@ def _cell(report: Report, case: str, backend: str) -> str:
         text = report.code_style[code][0]
     elif r.status == "skip":
         text = "–"
+    elif r.status == "compiled":
+        text = "C"
     if r.verdict in VERDICT_CLASS:
         cls.append(VERDICT_CLASS[r.verdict])
         if r.verdict == Verdict.XPASS:
@@ -52,6 +55,8 @@ def _legend(report: Report) -> str:
     items = [
         '<span class="lgi"><span class="lg p"></span>pass</span>',
         '<span class="lgi"><span class="lg s">–</span>skip (not applicable)</span>',
+        '<span class="lgi"><span class="lg cp">C</span>compiled for its target, not run: no such device here</span>',
+
         '<span class="lgi"><span class="lg na">·</span>not run</span>',
     ]
     for code in report.codes:
@@ -91,5 +96,6 @@ def matrix(report: Report) -> Part:
         _filters(report) + _legend(report)
         + f'<div class="mwrap"><table class="mx" id="matrix-table"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table></div>',
         f"{len(report.matrix_rows):,} cases × {nb} backends: {counts['pass']:,} pass, {counts['fail']:,} fail, "
-        f"{counts['skip']:,} skip. Hover a cell for its explanation, click it for details.",
+        f"{counts['skip']:,} skip" + (f", {counts['compiled']:,} compiled, not run" if counts["compiled"] else "")
+        + ". Hover a cell for its explanation, click it for details.",
     )

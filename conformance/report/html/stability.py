@@ -7,7 +7,7 @@ from conformance.report.html.format import esc
 from conformance.report.html.markup import Cell, Column, Part, case_link, table
 
 FLIPPING_SHOWN = 100
-OUTCOME_WORD = {"p": "pass", "f": "fail", "s": "skip", ".": "not run"}
+OUTCOME_WORD = {"p": "pass", "f": "fail", "s": "skip", "c": "compiled, not run (no device)", ".": "not run"}
 
 
 def strip(outcomes: str, reports: list[str]) -> str:
