@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 import subprocess
 
+import jsonschema
 import pytest
 
 from conformance.backends import loader
 from conformance.execution.engine import Engine
 from conformance.execution.settings import Settings
 from conformance.report.build import build_reports
+from conformance.report.summary import SCHEMA_PATH
 from conformance.result import Result
 from conformance.taxonomy import Status, Verdict
 from conformance.toolchain.iree import dispatch_counts, iree_compile, statistics_flags
@@ -197,6 +199,7 @@ def test_compiled_pairs_have_their_own_count_everywhere_and_no_pass_rate(tmp_pat
                                          Result("math.softmax", "tosa@cuda", "fail", stage="compile", code="COMPILER_ERROR",
                                                 explanation="iree-compile failed", timings={"compile": 1.0})])
     summary = build_reports(now, before)
+    jsonschema.validate(json.loads((now / "summary.json").read_text()), json.loads(SCHEMA_PATH.read_text()))
     cuda = summary["backends"]["tosa@cuda"]
     assert cuda["by_status"]["compiled"] == 1 and cuda["by_status"]["pass"] == 0
     assert cuda["pass_rate"] is None and cuda["compile_rate"] == 0.5
