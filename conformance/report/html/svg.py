@@ -106,6 +106,8 @@ def trend_chart(history: list[dict], backends: list[str], colours: dict[str, str
 def status_bars(rows: list[tuple[str, int, int, int, float | None, int]]) -> str:
     """One stacked bar per backend: pass / fail / skip / compiled (not run) as shares of its results, the pass rate at the end."""
     width, bar_h, gap, label_w, value_w = 860, 20, 8, 170, 175
+    if any(row[5] for row in rows):
+        value_w += 150  # room for "; N compiled, not run"
     height = len(rows) * (bar_h + gap) + gap
     pw = width - label_w - value_w
     out = [
@@ -128,7 +130,7 @@ def status_bars(rows: list[tuple[str, int, int, int, float | None, int]]) -> str
             x += w
         out.append(
             f'<text class="value" x="{label_w + pw + 8}" y="{y0 + bar_h - 5}">{pct(rate)} '
-            f'<tspan class="muted">({n_pass:,}/{n_pass + n_fail:,} ran)</tspan></text>'
+            f'<tspan class="muted">({n_pass:,}/{n_pass + n_fail:,} ran{f"; {n_compiled:,} compiled, not run" if n_compiled else ""})</tspan></text>'
         )
     out.append("</svg>")
     return "".join(out)
