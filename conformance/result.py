@@ -78,6 +78,11 @@ def skipped(case: str, backend: str, reason: str) -> Result:
     return Result(case=case, backend=backend, status=Status.SKIP, explanation=reason)
 
 
+def compiled(case: str, backend: str, explanation: str, timings: dict[str, float]) -> Result:
+    """Compiled for the backend's target and not run, for lack of a device (explanation says which)."""
+    return Result(case=case, backend=backend, status=Status.COMPILED, explanation=explanation, timings=timings)
+
+
 def failed(
     case: str,
     backend: str,

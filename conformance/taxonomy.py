@@ -63,6 +63,7 @@ class Status(StrEnum):
     FAIL = "fail"
     SKIP = "skip"  # the case is declared not applicable to the backend
     FLAKY = "flaky"  # the attempts disagreed (a re-run in a fresh process, or --check-determinism): no stable verdict
+    COMPILED = "compiled"  # compiled for its target, not run: no device of that kind here (backends.protocol.NotRun)
 
 
 class Verdict(StrEnum):
@@ -75,6 +76,7 @@ class Verdict(StrEnum):
     FAIL = "FAIL"  # failed and is not listed
     SKIP = "SKIP"
     FLAKY = "FLAKY"  # the attempts disagreed: fails a strict run unless the xfail set expects a failure seen (judge.py)
+    COMPILED = "COMPILED"  # compiled, not run for lack of a device: neither a pass nor a failure
 
     @property
     def is_failure(self) -> bool:

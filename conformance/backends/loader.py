@@ -8,6 +8,10 @@ Three ways in, tried in this order:
     `conformance.backends`.
 The object may be a Backend instance, a Backend subclass, or a function
 returning a Backend.
+
+A name may carry a target after `@` (parse_targeted): `tosa@cuda`,
+`linalg@rocm:gfx942`, `tosa@llvm-cpu:O0` is the named backend's
+`targeted(target, options)`, a backend of its own name.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import re
 import traceback
+from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -107,9 +113,51 @@ def matrix_names() -> list[str]:
     return [name for name, b in sorted(shipped().items()) if b.in_matrix]
 
 
+# NAME@TARGET[:OPTION]...: a backend name (no path, no module), then the target and its options.
+TARGETED = re.compile(r"(?P<name>[A-Za-z0-9_-]+)@(?P<rest>.*)")
+
+
+@dataclass(frozen=True)
+class TargetedSpec:
+    name: str  # the backend, e.g. "tosa"
+    target: str  # e.g. "rocm"
+    options: tuple[str, ...]  # e.g. ("gfx942",) or ("O0",)
+
+
+def parse_targeted(spec: str) -> TargetedSpec | None:
+    """`linalg@rocm:gfx942` -> TargetedSpec("linalg", "rocm", ("gfx942",)); None when `spec` names no target."""
+    match = TARGETED.fullmatch(spec)
+    if match is None:
+        return None
+    target, *options = match["rest"].split(":")
+    if not target or not all(options):
+        raise BackendError(
+            f"backend {spec!r}: write NAME@TARGET[:CHIP][:LEVEL], e.g. tosa@cuda, linalg@rocm:gfx942, tosa@llvm-cpu:O0"
+        )
+    return TargetedSpec(match["name"], target, tuple(options))
+
+
+def _targeted(spec: str, parsed: TargetedSpec) -> Backend:
+    base = resolve(parsed.name)
+    if not takes_targets(base):
+        able = [name for name, backend in shipped().items() if takes_targets(backend)]
+        raise BackendError(f"backend {spec!r}: {parsed.name} compiles for no target of choice; these do: {', '.join(able) or '(none)'}")
+    try:
+        return base.targeted(parsed.target, list(parsed.options))
+    except ValueError as e:  # an unknown target, chip or level: the message names the known ones
+        raise BackendError(f"backend {spec!r}: {e}") from None
+
+
+def takes_targets(backend: Backend) -> bool:
+    return type(backend).targeted is not Backend.targeted
+
+
 @functools.cache
 def resolve(spec: str) -> Backend:
     """The Backend for a `--backend` value; BackendError says what is known."""
+    parsed = parse_targeted(spec)
+    if parsed is not None:
+        return _targeted(spec, parsed)
     if ":" in spec:
         target, _, attr = spec.rpartition(":")
         module = _load(f"backend {spec!r}: importing {target}", lambda: _import(target, spec))

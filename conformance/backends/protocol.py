@@ -75,6 +75,15 @@ class StageFailure(Exception):
         self.details = details
 
 
+class NotRun(Exception):
+    """The run stage cannot run here, and that is no failure: the pair ends COMPILED, not PASS.
+
+    A backend compiling for a device this machine lacks (a GPU) raises it
+    from `run`; the message says what was compiled and why it was not run,
+    e.g. "compiled for cuda; not run: no cuda device (...)".
+    """
+
+
 class BatchFailure(Exception):
     """A batched stage failed and knows which members are to blame (indices into the batch).
 
@@ -136,6 +145,15 @@ class Backend:
     def run(self, value: Any, inputs: list[torch.Tensor], case_run: CaseRun) -> Any:
         """The outputs for `inputs`: nested as eager's, or flat (one output alone, or a tuple of all in eager's flattening order)."""
         raise NotImplementedError
+
+    def targeted(self, target: str, options: list[str]) -> Backend:
+        """This backend compiling for `target` with `options` (`--backend NAME@TARGET:OPTION...`).
+
+        Returns a Backend named after the spelling, with flags() of its own,
+        or raises ValueError naming the targets and options it takes. Only
+        backends that compile for several targets override it (the IREE ones).
+        """
+        raise ValueError(f"backend {self.name!r} compiles for no target of choice")
 
     def flags(self) -> dict[str, Any]:
         """Whatever changes this backend's output besides the IR (for cache keys)."""

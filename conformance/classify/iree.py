@@ -1,4 +1,4 @@
-"""IREE: iree-compile diagnostics and runtime errors."""
+"""IREE: iree-compile diagnostics and runtime errors, the GPU targets' own among them."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ CRASHED = re.compile(r"iree-compile killed by signal (\w+)")
 
 def _compile(text: str):
     crashed = CRASHED.search(text)
-    if crashed:
+    if crashed and not UNKNOWN_CHIP.search(text):
         pattern, pass_, torch_op = crash_site(text)
         op = torch_op or current_op(text)
         where = "".join(
@@ -45,7 +45,13 @@ def _compile(text: str):
             )
         )
         return Code.CRASH, op, f"iree-compile crashed with {crashed.group(1)}{where}; its stack dump is in the details"
+    skew = _unknown_chip(text)
+    if skew:
+        return skew
     line = error_line(text) or ""
+    target_type = _type_the_target_lacks(text)
+    if target_type:
+        return target_type
     if PARSE_ERRORS.search(text) and ("see current operation" not in text):
         return (
             Code.TOOLCHAIN_SKEW,
@@ -76,3 +82,81 @@ def _compile(text: str):
 def _op_of(line: str) -> str | None:
     match = re.search(r"'([\w]+\.[\w.]+)' op", line)
     return match.group(1) if match else None
+
+
+# -- GPU targets -------------------------------------------------------------------
+
+# The chip named is not one this iree-compile knows (rocm and vulkan say so; vulkan then crashes; cuda has no
+# description of it). The backends refuse chips IREE 3.13 does not know, so this means IREE and our table disagree.
+UNKNOWN_CHIP = re.compile(r"Unknown (ROCM|Vulkan|CUDA) target '([^']+)'|(missing GPU target) in #hal\.executable\.target")
+
+
+def _unknown_chip(text: str):
+    match = UNKNOWN_CHIP.search(text)
+    if not match:
+        return None
+    kind, chip, missing = match.groups()
+    crashed = CRASHED.search(text)
+    then = f" and then crashed with {crashed.group(1)}" if crashed else ""
+    what = f"the {kind.lower()} chip {chip!r}" if chip else "the chip it was asked for (missing GPU target)"
+    return Code.TOOLCHAIN_SKEW, None, f"iree-compile does not know {what}{then}: name a chip this IREE compiles for"
+
+
+# A GPU target describes what its chip computes on: `#iree_gpu.target<arch = "vp_android_baseline_2022", ...
+# wgp = <compute = fp32|int32, storage = b32, ...`. Element types outside `compute` need a capability it lacks.
+GPU_TARGET = re.compile(r'#hal\.executable\.target<"([\w-]+)".*?#iree_gpu\.target<arch = "([^"]+)".*?compute = ([\w|]+)')
+COMPUTE_TYPE = {"fp64": "f64", "fp32": "f32", "fp16": "f16", "bf16": "bf16", "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8"}
+# An element type standing alone, or ending a shape: `(i8, i8)`, `vector<4xi64>`, `memref<?xf64, ...>`.
+ELEMENT_TYPE = re.compile(r"(?:(?<![\w.])|(?<=[\d?]x))u?(bf16|f16|f32|f64|i8|i16|i32|i64)(?!\w)")
+SPIRV_TYPE = re.compile(r"failed to convert SPIR-V type: '([^']+)'")
+# The source op a diagnostic points at: MLIR prints the line of the input below the error, `%5 = stablehlo.reduce(...`.
+SOURCE_OP = re.compile(r"error: [^\n]*\n\s+(?:%[\w#:]+(?:,\s*%[\w#:]+)*\s*=\s*)?\"?([a-z_]+\.[a-z_][\w.]*)")
+FUNCTIONS = {"func.func", "util.func"}  # where a whole dispatch failed: no op of the input to blame
+# A dispatch needing more workgroup memory than the chip has (the target's max_workgroup_memory_bytes).
+SHARED_MEMORY = re.compile(r"function '(\w+)' uses (\d+) bytes of shared memory; exceeded the limit of (\d+) bytes")
+
+
+def _source_op(text: str) -> str | None:
+    """The op of the input that the first located diagnostic points at (not the function around it)."""
+    return next((m.group(1) for m in SOURCE_OP.finditer(text) if m.group(1) not in FUNCTIONS), None)
+
+
+def _type_the_target_lacks(text: str):
+    """A GPU target's code generation stopped at what its chip lacks: an element type it does not compute on
+    (f64, i64, i8 on a baseline Vulkan device), or workgroup memory."""
+    target = GPU_TARGET.search(text)
+    if not target:
+        return None
+    name, arch, compute = target.groups()
+    lines = text.splitlines()
+    first = next((i for i, l in enumerate(lines) if "error:" in l), None)
+    if first is None:
+        return None
+    said = re.sub(r"^<unknown>:0:\s*", "", lines[first])
+    op = _source_op(text)
+    where = f" in {op}" if op else ""
+    memory = SHARED_MEMORY.search(said)
+    if memory:
+        dispatch, needed, limit = memory.groups()
+        return Code.COMPILER_ERROR, op, (
+            f"iree-compile's {name} code generation gave {dispatch}{where} {int(needed):,} bytes of workgroup memory, "
+            f"over the {int(limit):,} bytes {arch} has"
+        )
+    # The types of the first failing op: its signature after the last " : " (on the error line, or on the
+    # note naming the op that follows it), or the SPIR-V type it could not make.
+    following = []
+    for line in lines[first + 1 :]:
+        if "error:" in line:
+            break
+        following.append(line)
+    note = next((line for line in following if "see current operation" in line), "")
+    spirv = SPIRV_TYPE.search(said)
+    types = spirv.group(1) if spirv else (said if " : " in said else note).rpartition(" : ")[2]
+    has = {COMPUTE_TYPE[c] for c in compute.split("|") if c in COMPUTE_TYPE}
+    lacking = [t for t in dict.fromkeys(ELEMENT_TYPE.findall(types)) if t not in has]
+    if not lacking:
+        return None
+    return Code.ILLEGAL_TYPE, op, (
+        f"iree-compile cannot compile {'/'.join(lacking)}{where} for {name} ({arch} computes on {compute.replace('|', ', ')}): "
+        f"{short(clean(said), 160)}"
+    )

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from conformance import bundles
 from conformance import result as results
-from conformance.backends.protocol import Backend, BatchFailure, CaseRun
+from conformance.backends.protocol import Backend, BatchFailure, CaseRun, NotRun
 from conformance.cases.inputs import make_inputs, make_module
 from conformance.cases.reference import NondeterministicReference, clone_inputs, reference_outputs
 from conformance.cases.registry import Registry
@@ -306,6 +306,11 @@ class RunningJob:
         try:
             for inputs in it.run.inputs:
                 outputs.append(backend.run(it.value, clone_inputs(inputs), it.run))
+        except NotRun as e:  # compiled for a device this machine lacks: neither pass nor failure
+            it.timings["run"] = time.perf_counter() - start
+            it.done = True
+            self._emit(results.compiled(it.case_id, backend.name, str(e), it.timings), it.run.extras)
+            return
         except Exception as e:
             it.timings["run"] = time.perf_counter() - start
             self._fail(backend, it, "run", classify_error("run", e, self.capture.since(mark)))

@@ -122,6 +122,10 @@ class CaseItem(pytest.Item):
         self.user_properties.append((PROPERTY, _summary_json(result)))
         if judged == Verdict.SKIP:
             pytest.skip(result.explanation)
+        if judged == Verdict.COMPILED:
+            # pytest's word for "cannot run here" (as for a test needing hardware the machine lacks); never a pass.
+            # The conformance summary counts it in a column of its own.
+            pytest.skip(result.explanation)
         if judged == Verdict.XFAIL:
             pytest.xfail(f"{result.code}{f' ({result.op})' if result.op else ''}: {result.explanation}")
         if fails_strict_run(result, judged, entry):

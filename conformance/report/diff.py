@@ -12,8 +12,8 @@ from conformance.taxonomy import Status
 @dataclass
 class Changes:
     baseline: str | None
-    newly_failing: list[dict] = field(default_factory=list)  # passed in the baseline, fail now: regressions
-    newly_passing: list[dict] = field(default_factory=list)
+    newly_failing: list[dict] = field(default_factory=list)  # passed (or compiled, not run) in the baseline, fail now: regressions
+    newly_passing: list[dict] = field(default_factory=list)  # failed in the baseline, pass (or compile, not run) now
     changed: list[dict] = field(default_factory=list)  # failed in both, differently
     added: int = 0  # pairs the baseline did not have
     removed: int = 0  # pairs the baseline had and this run does not
@@ -33,6 +33,10 @@ class Changes:
         }
 
 
+# Outcomes a later failure regresses from: a pass, or a compile for a device not here (COMPILED).
+GOT_THROUGH = (Status.PASS, Status.COMPILED)
+
+
 def _entry(now: Result, before: Result | None) -> dict:
     entry = {"case": now.case, "backend": now.backend, "code": now.code, "op": now.op, "explanation": now.explanation}
     if before is not None and before.failed:
@@ -50,10 +54,10 @@ def changes(current: Iterable[Result], baseline: Iterable[Result] | None, label:
         r, b = now[key], before.get(key)
         if b is None:
             out.added += 1
-        elif b.status == Status.PASS and r.failed:
+        elif b.status in GOT_THROUGH and r.failed:
             out.newly_failing.append(_entry(r, b))
-        elif b.failed and r.status == Status.PASS:
-            out.newly_passing.append({"case": r.case, "backend": r.backend, "was": {"code": b.code, "op": b.op}})
+        elif b.failed and r.status in GOT_THROUGH:
+            out.newly_passing.append({"case": r.case, "backend": r.backend, "status": r.status, "was": {"code": b.code, "op": b.op}})
         elif b.failed and r.failed and (b.code, b.op) != (r.code, r.op):
             out.changed.append(_entry(r, b))
     out.removed = sum(1 for key in before if key not in now)

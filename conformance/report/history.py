@@ -19,7 +19,7 @@ SUMMARY = "summary.json"
 PAIR_HISTORY_REPORTS = 30  # the nights a pair's history looks back on, this one included
 
 # One character per (pair, report): what the pair did that night.
-OUTCOME_CHAR = {"pass": "p", "fail": "f", "skip": "s", "flaky": "y"}
+OUTCOME_CHAR = {"pass": "p", "fail": "f", "skip": "s", "flaky": "y", "compiled": "c"}  # c: compiled, not run (no device)
 ABSENT = "."  # the report did not run the pair
 
 
@@ -55,13 +55,13 @@ class PairHistory:
     def failing_since(self) -> int | None:
         """Index of the report where the pair's current run of failures began (None when it does not fail now).
 
-        Nights that did not run the pair or skipped it do not break the run.
+        Nights that did not run the pair or skipped it do not break the run; a pass or a compile (no device) does.
         """
         if not self.outcomes.endswith("f"):
             return None
         since = len(self.outcomes) - 1
         for i in range(len(self.outcomes) - 1, -1, -1):
-            if self.outcomes[i] == "p":
+            if self.outcomes[i] in "pc":
                 break
             if self.outcomes[i] == "f":
                 since = i

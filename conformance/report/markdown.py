@@ -31,13 +31,21 @@ def render(summary: dict) -> str:
         "",
     ]
     codes = sorted({c for b in backends.values() for c in b["by_code"]})
+    # Pairs compiled for a device this machine lacks: a column of their own, never counted as passes.
+    compiled = any(b["by_status"].get("compiled") for b in backends.values())
     rows = [
         [name, b["total"], b["by_status"]["pass"], b["by_status"]["fail"], b["by_status"]["skip"], b["by_status"].get("flaky", 0),
-         _rate(b["pass_rate"]), ", ".join(f"{c} {b['by_code'][c]}" for c in codes if c in b["by_code"]) or "-"]
+         *([b["by_status"].get("compiled", 0)] if compiled else []), _rate(b["pass_rate"]),
+         *([_rate(b.get("compile_rate"))] if compiled else []),
+         ", ".join(f"{c} {b['by_code'][c]}" for c in codes if c in b["by_code"]) or "-"]
         for name, b in backends.items()
     ]
-    headers = ["backend", "total", "pass", "fail", "skip", "flaky", "pass rate", "failure codes"]
+    headers = ["backend", "total", "pass", "fail", "skip", "flaky", *(["compiled, not run"] if compiled else []), "pass rate",
+               *(["compile rate"] if compiled else []), "failure codes"]
     out += [tabulate(rows, headers=headers, tablefmt="github"), ""]
+    if compiled:
+        out += ["*compiled, not run*: compiled for the backend's target, not run for lack of such a device here; "
+                "such a backend has no pass rate; compile rate = (pass + compiled + failed only when run) / (all but skips).", ""]
 
     out += ["## Pass rate per family", ""]
     names = list(backends)
@@ -47,7 +55,8 @@ def render(summary: dict) -> str:
         for b in names:
             c = per.get(b)
             ran = (c["pass"] + c["fail"] + c.get("flaky", 0)) if c else 0
-            cells.append(f"{c['pass']}/{ran}" if c and ran else "-")
+            cell = f"{c['pass']}/{ran}" if c and ran else "-"
+            cells.append(f"{cell} +{c['compiled']} compiled" if c and c.get("compiled") else cell)
         rows.append([family, *cells])
     out += [tabulate(rows, headers=["family", *names], tablefmt="github"), ""]
 
@@ -85,8 +94,8 @@ def render(summary: dict) -> str:
                 rows = [[i["case"], i["backend"], i["code"], (i.get("was") or {}).get("code", "PASS"), i["explanation"][:160]] for i in items[:CHANGES_SHOWN]]
                 out += [f"### {title}", "", tabulate(rows, headers=["case", "backend", "now", "was", "explanation"], tablefmt="github"), ""]
         if ch["newly_passing"]:
-            rows = [[i["case"], i["backend"], i["was"]["code"]] for i in ch["newly_passing"][:CHANGES_SHOWN]]
-            out += ["### Newly passing", "", tabulate(rows, headers=["case", "backend", "was"], tablefmt="github"), ""]
+            rows = [[i["case"], i["backend"], i.get("status", "pass"), i["was"]["code"]] for i in ch["newly_passing"][:CHANGES_SHOWN]]
+            out += ["### Newly passing", "", tabulate(rows, headers=["case", "backend", "now", "was"], tablefmt="github"), ""]
 
     cover = summary.get("op_coverage") or {}
     partial = {op: per for op, per in cover.items() if any(c["pass"] < c["cases"] for c in per.values())}
@@ -98,6 +107,7 @@ def render(summary: dict) -> str:
         if len(partial) > OPS_SHOWN:
             out += [f"... and {len(partial) - OPS_SHOWN} more (all of them are in summary.json).", ""]
 
+    out += compile_figures(backends)
     out += ["## Time per stage (seconds, summed over cases)", ""]
     stages = sorted({s for b in backends.values() for s in b["stage_seconds"]})
     rows = [[name, *(f"{b['stage_seconds'].get(s, 0):.1f}" for s in stages)] for name, b in backends.items()]
@@ -105,3 +115,26 @@ def render(summary: dict) -> str:
     for extra in summary.get("sections", []):
         out += [f"## {extra['title']}", "", extra["markdown"], ""]
     return "\n".join(out)
+
+
+def _kb(n: float | None) -> str:
+    return "-" if n is None else f"{n / 1024:,.0f}"
+
+
+def compile_figures(backends: dict) -> list[str]:
+    """The compile figures of the backends that record them (IREE's): median and max per case."""
+    rows = []
+    for name, b in backends.items():
+        f = b.get("compile_stats")
+        if f:
+            d, s, v = f["dispatches"], f["seconds"], f["vmfb_bytes_alone"]
+            rows.append([name, f["cases"], d["median"], d["max"], s["median"], s["max"], v["cases"], _kb(v["median"]), _kb(v["max"])])
+    if not rows:
+        return []
+    headers = ["backend", "cases", "dispatches median", "max", "compile s median", "max", "compiled alone", "module KB median", "max"]
+    return [
+        "## Compile figures", "",
+        "Per case compiled: dispatches (IREE's static statistics of its function), compile seconds (a batch's time "
+        "shared among its cases), module size (.vmfb) of the cases compiled alone (models; op cases compile in batches).", "",
+        tabulate(rows, headers=headers, tablefmt="github"), "",
+    ]

@@ -8,6 +8,7 @@ same run unsharded would (timings and dates aside).
 from __future__ import annotations
 
 import platform
+import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Iterable
@@ -16,7 +17,7 @@ from conformance.execution.reruns import ATTEMPTS
 from conformance.report.diff import Changes
 from conformance.report.triage import root_causes
 from conformance.result import Result
-from conformance.taxonomy import Code, Status
+from conformance.taxonomy import Code, Stage, Status
 from conformance.toolchain.versions import toolchain_versions
 
 SCHEMA_VERSION = 2  # 2: op_coverage keyed by overload packet, one op list per case for every backend
@@ -46,14 +47,47 @@ def backend_summary(results: list[Result]) -> dict:
         for stage, seconds in r.timings.items():
             stages[stage] += seconds
     ran = status[Status.PASS] + status[Status.FAIL] + status[Status.FLAKY]  # a flaky pair ran, and did not reliably pass
-    return {
+    tried = ran + status[Status.COMPILED]
+    compiled = tried - sum(1 for r in results if r.failed and r.stage not in AFTER_COMPILE)
+    summary = {
         "total": len(results),
         "by_status": {s.value: status[s.value] for s in Status},
         "by_code": dict(sorted(codes.items())),
         "by_verdict": dict(sorted(verdicts.items())),
-        "pass_rate": round(status[Status.PASS] / ran, 4) if ran else None,
+        # A backend compiling for a device not here ran nothing to the end: no pass rate, its compile rate says it.
+        "pass_rate": round(status[Status.PASS] / ran, 4) if ran and not status[Status.COMPILED] else None,
+        "compile_rate": round(compiled / tried, 4) if tried else None,
         "unknown": codes[Code.UNKNOWN],
         "stage_seconds": {k: round(v, 3) for k, v in sorted(stages.items())},
+    }
+    figures = compile_figures(results)
+    if figures:
+        summary["compile_stats"] = figures
+    return summary
+
+
+AFTER_COMPILE = {Stage.RUN, Stage.COMPARE}  # a failure here got through compile
+
+
+def _spread(values: list[float]) -> dict:
+    return {"median": round(statistics.median(values), 3), "max": max(values)} if values else {"median": None, "max": None}
+
+
+def compile_figures(results: list[Result]) -> dict:
+    """Median and max of the compile figures IREE backends record per case (extras["compile_stats"]).
+
+    Module sizes are those of cases compiled alone: a batch's module holds
+    all its cases (models are compiled alone, op cases in batches).
+    """
+    stats = [r.extras["compile_stats"] for r in results if (r.extras or {}).get("compile_stats")]
+    if not stats:
+        return {}
+    alone = [s["vmfb_bytes"] for s in stats if s.get("module_cases") == 1]
+    return {
+        "cases": len(stats),
+        "dispatches": _spread([s["dispatches"] for s in stats]),
+        "seconds": _spread([s["seconds"] for s in stats]),
+        "vmfb_bytes_alone": {"cases": len(alone), **_spread(alone)},
     }
 
 
@@ -64,7 +98,8 @@ def family_summary(results: list[Result], cases: dict[str, dict]) -> dict:
         table[family][r.backend][r.status] += 1
     return {
         family: {
-            backend: {"total": sum(c.values()), "pass": c[Status.PASS], "fail": c[Status.FAIL], "skip": c[Status.SKIP], "flaky": c[Status.FLAKY]}
+            backend: {"total": sum(c.values()), "pass": c[Status.PASS], "fail": c[Status.FAIL], "skip": c[Status.SKIP],
+                      "flaky": c[Status.FLAKY], "compiled": c[Status.COMPILED]}
             for backend, c in sorted(per_backend.items())
         }
         for family, per_backend in sorted(table.items())
@@ -98,7 +133,7 @@ def op_coverage(results: list[Result], cases: dict[str, dict]) -> dict:
     ops_of = case_ops(results, cases)
     cover: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     for r in results:
-        if r.status == Status.SKIP:
+        if r.status in (Status.SKIP, Status.COMPILED):  # not judged: not run, or not applicable
             continue
         for op in ops_of[r.case]:
             cover[op][r.backend]["cases"] += 1

@@ -1,40 +1,40 @@
-"""IREE on the CPU: compile lowered modules with iree-compile, run them with the runtime.
+"""IREE: compile lowered modules with iree-compile for a target (the host CPU by default), run them with the runtime.
 
 Compilation is `@batched`: the cases of a batch become the functions of one
 module (`@main` of case i is renamed `@c<i>`), compiled by one iree-compile
 call, 4x cheaper per case than one call each. IREE's MLIR is another build
 than torch-mlir's, so IR crosses over as text (TOSA in generic form, which
 IREE 3.13 parses where it rejects torch-mlir's pretty form).
+
+The target (iree_targets.py) is a parameter of the backend, not a class of
+its own: `tosa@cuda` is the `tosa` backend compiling for cuda. Each compile
+also records IREE's own figures for every case (compile_stats below).
 """
 
 from __future__ import annotations
 
+import copy
+import csv
 import functools
 import re
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from conformance.backends.protocol import BatchFailure, CaseRun, StageFailure, batched
+from conformance.backends.protocol import Backend, BatchFailure, CaseRun, NotRun, StageFailure, batched
 from conformance.taxonomy import Code
 from conformance.toolchain.arrays import to_numpy, to_tensor
+from conformance.toolchain.iree_targets import DEFAULT, CompileTarget, compile_target, missing_device
 from conformance.toolchain.mlir import write_ir, write_ir_once
 from conformance.toolchain.tools import ToolError, run_tool
 from conformance.toolchain.torch_mlir import TorchMlirBackend, unsigned_as_eager
 
-DRIVER = "local-task"
 COMPILE_INPUT = "compile-input.mlir"  # one case's IR as handed to iree-compile, in its workdir and CaseRun.notes
-TARGET_FLAGS = [
-    "--iree-hal-target-device=local",
-    "--iree-hal-local-target-device-backends=llvm-cpu",
-    "--iree-llvmcpu-target-cpu=host",
-    # IREE demotes f64 to f32 by default; PyTorch semantics keep f64.
-    "--iree-input-demote-f64-to-f32=false",
-    "--iree-vm-target-extension-f64",
-]
+TARGET_FLAGS = DEFAULT.flags()  # the host CPU, IREE's default level: what every IREE backend compiles for without @
 
 
 @functools.cache
@@ -50,46 +50,61 @@ class Compiled:
     """A compiled module holding one function per case of its batch; loaded on first use."""
 
     vmfb: Path
+    driver: str = DEFAULT.driver
     _functions: object = field(default=None, repr=False)
 
     def function(self, name: str):
         if self._functions is None:
             import iree.runtime as rt
 
-            config = runtime_config()
+            config = runtime_config(self.driver)
             module = rt.VmModule.mmap(config.vm_instance, str(self.vmfb))
             self._functions = rt.SystemContext(vm_modules=[module], config=config).modules.module
         return self._functions[name]
 
 
 @functools.lru_cache(maxsize=64)
-def loaded_module(path: str) -> Compiled:
+def loaded_module(path: str, driver: str) -> Compiled:
     """One Compiled per cached .vmfb: the cases of a batch share its loaded module."""
-    return Compiled(Path(path))
+    return Compiled(Path(path), driver)
 
 
 @dataclass
 class Entry:
     compiled: Compiled
     function: str
+    stats: dict = field(default_factory=dict)  # compile_stats of this case
 
 
 @functools.cache
-def runtime_config():
+def runtime_config(driver: str):
     import iree.runtime as rt
 
-    return rt.Config(DRIVER)
+    return rt.Config(driver)
 
 
 class IreeBackend(TorchMlirBackend):
-    """torch-mlir lowering `pipeline`, compiled for the host CPU and run by IREE's runtime."""
+    """torch-mlir lowering `pipeline`, compiled for `target` (the host CPU unless named) and run by IREE's runtime."""
 
     stages = ("export", "import", "contract", "lower", "compile", "run")
     iree_input_type: str = "none"
     generic_form: bool = False  # print the IR in MLIR's generic op form for IREE
+    target: CompileTarget = DEFAULT
+
+    def targeted(self, target: str, options: list[str]) -> Backend:
+        """This backend compiling for another target: `tosa@cuda` is `tosa.targeted("cuda", [])`."""
+        chosen = compile_target(target, options)
+        if chosen == self.target:
+            return self
+        other = copy.copy(self)
+        other.target = chosen
+        other.name = f"{self.name}@{chosen.label}"
+        other.description = f"{self.description}; here compiled for {chosen.label}"
+        return other
 
     def flags(self) -> dict:
-        return {"iree_input_type": self.iree_input_type, "target": TARGET_FLAGS, "generic": self.generic_form}
+        # The input type and the target are independent: each backend's input type goes with any target.
+        return {"iree_input_type": self.iree_input_type, "target": self.target.flags(), "generic": self.generic_form}
 
     cache_stage = "compile"
 
@@ -97,14 +112,17 @@ class IreeBackend(TorchMlirBackend):
         return write_ir_once(lowered, case_run, COMPILE_INPUT, self.generic_form)
 
     def cache_store(self, entry: Entry) -> tuple[Path, dict]:
-        return entry.compiled.vmfb, {"function": entry.function}
+        return entry.compiled.vmfb, {"function": entry.function, "compile_stats": entry.stats}
 
     def cache_load(self, path: Path, meta: dict, case_run: CaseRun) -> Entry:
-        return Entry(loaded_module(str(path)), meta["function"])
+        stats = meta.get("compile_stats") or {}
+        if stats:
+            case_run.extras["compile_stats"] = stats  # as measured when it was compiled
+        return Entry(loaded_module(str(path), self.target.driver), meta["function"], stats)
 
     def compile_command(self, source: str, output: str, tool: str | None = None) -> list[str]:
         """`tool` defaults to the native binary; reproducers name the public `iree-compile`."""
-        return [tool or iree_compile(), source, f"--iree-input-type={self.iree_input_type}", *TARGET_FLAGS, "-o", output]
+        return [tool or iree_compile(), source, f"--iree-input-type={self.iree_input_type}", *self.target.flags(), "-o", output]
 
     @batched
     def compile(self, lowered: list, case_runs: list[CaseRun]) -> list[Entry]:
@@ -123,16 +141,25 @@ class IreeBackend(TorchMlirBackend):
                 {"input.mlir": lambda path: path.write_bytes(source.read_bytes())},
                 self.compile_command("input.mlir", "module.vmfb", tool="iree-compile"),
             )
+        statistics = source.with_suffix(".statistics.csv")
+        start = time.perf_counter()
         try:
-            run_tool("iree-compile", self.compile_command(str(source), str(output)))
+            run_tool("iree-compile", [*self.compile_command(str(source), str(output)), *statistics_flags(statistics)])
         except ToolError as e:
             if len(lowered) > 1:
                 guilty = guilty_functions(e.output, source, names)
                 if guilty:
                     raise BatchFailure(guilty, e) from e
             raise
-        compiled = Compiled(output)
-        return [Entry(compiled, name) for name in names]
+        seconds = time.perf_counter() - start
+        dispatches = dispatch_counts(statistics)
+        compiled = Compiled(output, self.target.driver)
+        entries = []
+        for name, case_run in zip(names, case_runs):
+            stats = compile_stats(name, dispatches, output, seconds, len(names))
+            case_run.extras["compile_stats"] = stats
+            entries.append(Entry(compiled, name, stats))
+        return entries
 
     def _merge(self, lowered: list, path: Path) -> tuple[Path, list[str]]:
         """One module with case i's @main renamed @c<i>.
@@ -157,6 +184,9 @@ class IreeBackend(TorchMlirBackend):
         return path, names
 
     def run(self, entry: Entry, inputs: list[torch.Tensor], case_run: CaseRun):
+        absent = missing_device(self.target.driver)
+        if absent:
+            raise NotRun(f"compiled for {self.target.label}; not run: no {self.target.driver} device ({absent})")
         if "run" not in case_run.notes.get("reproducers", {}):
             self._reproduce_run(case_run, len(inputs))
         function = entry.compiled.function(entry.function)
@@ -164,7 +194,6 @@ class IreeBackend(TorchMlirBackend):
         if isinstance(outputs, (tuple, list)):
             return unsigned_as_eager(tuple(from_iree(o) for o in outputs), case_run)
         return unsigned_as_eager(from_iree(outputs), case_run)
-
 
     def _reproduce_run(self, case_run: CaseRun, inputs: int) -> None:
         """Compile the case alone and run it on input set 0, checking eager's outputs.
@@ -191,13 +220,57 @@ class IreeBackend(TorchMlirBackend):
             [
                 "iree-run-module",
                 "--module=module.vmfb",
-                f"--device={DRIVER}",
+                f"--device={self.target.driver}",
                 "--function=main",
                 *(f"--input=@inputs/set0/{i}.npy" for i in range(inputs)),
                 *(f"--expected_output=@expected/set0/{j}.npy" for j in range(len(outputs))),
                 *tolerance_flags(case_run.case, outputs),
             ],
         )
+
+
+def statistics_flags(path: Path) -> list[str]:
+    """iree-compile's flags writing its static execution statistics (per function) to `path`."""
+    return ["--iree-scheduling-dump-statistics-format=csv", f"--iree-scheduling-dump-statistics-file={path}"]
+
+
+# "; builtin.module > util.func @c3 > stream.cmd.execute": a function's command buffer (torch input adds $async)
+EXECUTE_SECTION = re.compile(r"^; .*\butil\.func @([\w$.-]+) > stream\.cmd\.execute")
+
+
+def dispatch_counts(path: Path) -> dict[str, int]:
+    """Dispatches per function of the module, from IREE's CSV statistics (each execute region lists its commands)."""
+    counts: dict[str, int] = {}
+    function = None
+    if not path.exists():
+        return counts
+    for line in path.read_text().splitlines():
+        section = EXECUTE_SECTION.match(line)
+        if section:
+            function = section.group(1).removesuffix("$async")
+            counts.setdefault(function, 0)
+        elif not line.strip():
+            function = None
+        elif function is not None and not line.startswith(";"):
+            row = next(csv.reader([line]))  # "Depth","Command","Symbol",...
+            if len(row) > 1 and row[1] == "dispatch":
+                counts[function] += 1
+    return counts
+
+
+def compile_stats(function: str, dispatches: dict[str, int], vmfb: Path, seconds: float, cases: int) -> dict:
+    """A case's compile figures: its dispatches, its module's size, the compile time shared among the module's cases.
+
+    A batch compiles its cases into one module: `vmfb_bytes` is the whole
+    module's when `module_cases` > 1 (a case's own size is known when it
+    was compiled alone: models, or --batch-size 1).
+    """
+    return {
+        "dispatches": dispatches.get(function, 0),
+        "vmfb_bytes": vmfb.stat().st_size,
+        "module_cases": cases,
+        "seconds": round(seconds / cases, 3),
+    }
 
 
 def tolerance_flags(case, outputs: list) -> list[str]:

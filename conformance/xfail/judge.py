@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 from conformance.result import Result
-from conformance.taxonomy import Status, Verdict
+from conformance.taxonomy import Stage, Status, Verdict
 from conformance.xfail.sets import Entry
+
+# Stages a COMPILED pair (compiled, no device to run it) never reached.
+UNREACHED_WITHOUT_DEVICE = (Stage.RUN, Stage.COMPARE)
 
 
 def verdict(result: Result, entry: Entry | None) -> Verdict:
-    """PASS, XFAIL, XPASS, CHANGED, FAIL, SKIP or FLAKY.
+    """PASS, XFAIL, XPASS, CHANGED, FAIL, SKIP, FLAKY or COMPILED.
 
     A failure matches its entry when code and op agree: the explanation
     carries numbers (errors, sizes) that may move without the cause moving.
     A pair whose attempts disagreed is FLAKY whatever its entry says.
+    A COMPILED pair stays COMPILED unless its entry expects a failure it
+    has got past (at compile or before): that entry is stale, XPASS.
     """
     if result.status == Status.SKIP:
         return Verdict.SKIP
     if result.status == Status.FLAKY:
         return Verdict.FLAKY
+    if result.status == Status.COMPILED:
+        return Verdict.XPASS if entry and not expects_run(entry) else Verdict.COMPILED
     if result.status == Status.PASS:
         return Verdict.XPASS if entry else Verdict.PASS
     if entry is None:
@@ -52,6 +59,9 @@ def fails_strict_run(result: Result, judged: Verdict, entry: Entry | None) -> bo
     if judged == Verdict.FLAKY:
         return not expected_flaky(result, entry)
     return judged.is_failure
+def expects_run(entry: Entry) -> bool:
+    """Whether the entry's failure lies in running or comparing: a pair not run can neither confirm nor refute it."""
+    return entry.stage in UNREACHED_WITHOUT_DEVICE
 
 
 def describe_expected(entry: Entry) -> str:

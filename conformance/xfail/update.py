@@ -5,7 +5,9 @@ rest of the file alone. Failures are added or updated (keeping notes),
 passes and skips are dropped, and entries whose case no longer exists in the
 registry are reported as stale (and dropped only when asked). A FLAKY pair
 (its runs disagreed) gives no verdict to pin: it is never added, and an entry
-it has is kept exactly as it was.
+it has is kept exactly as it was. A case compiled and not run (no device)
+drops an entry expecting it to fail by compile and keeps one expecting a
+failure when run: that was not checked.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Iterable
 
 from conformance.result import Result
 from conformance.taxonomy import Status
+from conformance.xfail.judge import expects_run
 from conformance.xfail.sets import Entry, XfailSet
 
 
@@ -61,7 +64,7 @@ def update(xfails: XfailSet, run: Iterable[Result], known_cases: set[str] | None
             elif (old.code, old.op, old.stage, old.explanation) != (new.code, new.op, new.stage, new.explanation):
                 report.changed.append(result.case)
             xfails.entries[result.case] = new
-        elif old is not None:
+        elif old is not None and not (result.status == Status.COMPILED and expects_run(old)):
             del xfails.entries[result.case]
             report.removed.append(result.case)
     if known_cases is not None:

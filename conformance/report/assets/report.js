@@ -9,9 +9,9 @@
   if (!dataEl) return;
   var D = JSON.parse(dataEl.textContent);
   var K = D.keys, S = D.strings, B = D.backends, NB = B.length, STAGES = D.stages, REPORTS = D.reports || [];
-  var STATUS = [["p", "PASS"], ["f", "FAIL"], ["s", "SKIP"], ["y", "FLAKY (its runs disagree)"], ["na", "not run"]];
+  var STATUS = [["p", "PASS"], ["f", "FAIL"], ["s", "SKIP"], ["y", "FLAKY (its runs disagree)"], ["cp", "COMPILED (not run: no device)"], ["na", "not run"]];
   var NEW = { 1: "newly failing (passed in the baseline)", 2: "newly passing", 3: "failing differently than in the baseline" };
-  var NIGHT = { p: "pass", f: "fail", s: "skip", y: "flaky", ".": "not run" };
+  var NIGHT = { p: "pass", f: "fail", s: "skip", y: "flaky", c: "compiled, not run (no device)", ".": "not run" };
   function $(id) { return document.getElementById(id); }
   function str(i) { return i === undefined || i === null ? "" : S[i]; }
   // A field of a row or a cell by its name (a name data.py does not list is an error, not a silent blank).

@@ -19,6 +19,14 @@ def families(report: Report) -> Part:
         for b in report.backends:
             c = per.get(b)
             ran = (c["pass"] + c["fail"]) if c else 0
+            if c and c.get("compiled"):  # compiled for a device not here: what compiled, of what was tried
+                tried = ran + c["compiled"]
+                rate = (tried - c["fail"]) / tried  # failures after compile are run failures: none without a device
+                cells.append(Cell(
+                    f'{c["compiled"]}/{tried} compiled <small>{pct(rate, 0)}</small>', "heat", sort=rate,
+                    attrs=f'{heat(rate).strip()} title="{c["compiled"]} compiled, not run (no device), {c["fail"]} fail, {c["skip"]} skip"',
+                ))
+                continue
             if not ran:
                 cells.append(Cell("–", "muted", attrs=f'title="{c["skip"]} skipped"' if c else ""))
                 continue

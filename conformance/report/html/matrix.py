@@ -21,7 +21,8 @@ VERDICT_LEGEND = [
 ]
 FLAKY_TEXT = "FLK"
 OUTCOME_FILTERS = [
-    ("", "any outcome"), ("p", "pass"), ("f", "fail"), ("s", "skip"), ("u", "unexpected (FAIL, CHANGED, XPASS)"),
+    ("", "any outcome"), ("p", "pass"), ("f", "fail"), ("s", "skip"), ("cp", "compiled, not run (no device)"),
+    ("u", "unexpected (FAIL, CHANGED, XPASS)"),
     ("y", "flaky"), ("vx", "XFAIL"), ("vp", "XPASS"), ("vc", "CHANGED"), ("vf", "FAIL verdict"), ("n", "changed since the baseline"),
     ("nf", "newly failing"), ("d", "backends disagree"),
 ]
@@ -41,6 +42,8 @@ def _cell(report: Report, case: str, backend: str) -> str:
         text = "–"
     elif r.status == Status.FLAKY:
         text = FLAKY_TEXT
+    elif r.status == Status.COMPILED:
+        text = "C"
     if r.verdict in VERDICT_CLASS:
         cls.append(VERDICT_CLASS[r.verdict])
         if r.verdict == Verdict.XPASS:
@@ -56,6 +59,7 @@ def _legend(report: Report) -> str:
         '<span class="lgi"><span class="lg p"></span>pass</span>',
         '<span class="lgi"><span class="lg s">–</span>skip (not applicable)</span>',
         f'<span class="lgi"><span class="lg y">{FLAKY_TEXT}</span>flaky (its runs disagree)</span>',
+        '<span class="lgi"><span class="lg cp">C</span>compiled for its target, not run: no such device here</span>',
         '<span class="lgi"><span class="lg na">·</span>not run</span>',
     ]
     for code in report.codes:
@@ -95,5 +99,6 @@ def matrix(report: Report) -> Part:
         _filters(report) + _legend(report)
         + f'<div class="mwrap"><table class="mx" id="matrix-table"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table></div>',
         f"{len(report.matrix_rows):,} cases × {nb} backends: {counts['pass']:,} pass, {counts['fail']:,} fail, "
-        f"{counts['skip']:,} skip, {counts['flaky']:,} flaky. Hover a cell for its explanation, click it for details.",
+        f"{counts['skip']:,} skip, {counts['flaky']:,} flaky" + (f", {counts['compiled']:,} compiled, not run" if counts["compiled"] else "")
+        + ". Hover a cell for its explanation, click it for details.",
     )

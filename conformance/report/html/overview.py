@@ -42,6 +42,8 @@ def _card(report: Report, backend: str, b: dict, regressed: int, fixed: int) -> 
         f'<div class="card-rate" data-rate="{"" if b["pass_rate"] is None else b["pass_rate"]}">{pct(b["pass_rate"])}</div>'
         f'<div class="card-line">{st.get("pass", 0):,} / {ran:,} ran pass · {st.get("fail", 0):,} fail · '
         f'{st.get("skip", 0):,} skip{flaky}</div>'
+        + (f'<div class="card-line">{st["compiled"]:,} compiled, not run (no device) · compile rate '
+           f'{pct(b.get("compile_rate"))}</div>' if st.get("compiled") else "")
         + (f'<div class="card-line bad">{b["unknown"]} UNKNOWN</div>' if b.get("unknown") else "")
         + (f'<div class="card-line">{" ".join(deltas)}</div>' if deltas else "")
         + spark
@@ -112,10 +114,14 @@ def _count(key: str, n: int) -> Cell:
 def backends(report: Report) -> Part:
     bs = report.summary.get("backends", {})
     verdicts = [v for v in VERDICT_ORDER if any((b.get("by_verdict") or {}).get(v) for b in bs.values())]
-    statuses = ["pass", "fail", "skip"] + ["flaky"] * any(b["by_status"].get("flaky") for b in bs.values())
+    # Pairs compiled for a device not here: their own column and rate, only when a backend has some.
+    compiled = any(b["by_status"].get("compiled") for b in bs.values())
+    flaky = any(b["by_status"].get("flaky") for b in bs.values())
+    counted = ("pass", "fail", "skip", *(["flaky"] if flaky else []), *(["compiled"] if compiled else []))
     columns = [
-        Column("backend"), Column("total", "n"), *(Column(k, "n") for k in statuses),
-        Column("pass rate", "n"), Column("UNKNOWN", "n"), *(Column(v, "n") for v in verdicts), Column("failure codes", "codes"),
+        Column("backend"), Column("total", "n"), *(Column(k, "n") for k in counted),
+        Column("pass rate", "n"), *([Column("compile rate", "n")] if compiled else []),
+        Column("UNKNOWN", "n"), *(Column(v, "n") for v in verdicts), Column("failure codes", "codes"),
     ]
     rows, bars = [], []
     for backend in report.backends:
@@ -126,13 +132,16 @@ def backends(report: Report) -> Part:
         codes = sorted((b.get("by_code") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
         rows.append((f'data-backend="{esc(backend)}"', [
             report.backend_name(backend), _count("total", b["total"]),
-            *(_count(k, st.get(k, 0)) for k in statuses),
-            Cell(f"<b>{pct(b['pass_rate'])}</b>", attrs='data-k="pass_rate"'), _count("unknown", b.get("unknown", 0)),
+            *(_count(k, st.get(k, 0)) for k in counted),
+            Cell(f"<b>{pct(b['pass_rate'])}</b>", attrs='data-k="pass_rate"'),
+            *([Cell(pct(b.get("compile_rate")), attrs='data-k="compile_rate"')] if compiled else []),
+            _count("unknown", b.get("unknown", 0)),
             *(_count(v, (b.get("by_verdict") or {}).get(v, 0)) for v in verdicts),
             "".join(f"<span>{report.code_chip(c, n)}</span>" for c, n in codes) or "–",
         ]))
-        bars.append((backend, st.get("pass", 0), st.get("fail", 0), st.get("skip", 0), b["pass_rate"]))
-    return Part(
-        table("backend-table", columns, rows) + f'<div class="chart-row">{status_bars(bars)}</div>',
-        "pass rate = pass / (pass + fail + flaky); skips are cases not applicable to the backend",
-    )
+        bars.append((backend, st.get("pass", 0), st.get("fail", 0), st.get("skip", 0), b["pass_rate"], st.get("compiled", 0)))
+    said = "pass rate = pass / (pass + fail + flaky); skips are cases not applicable to the backend"
+    if compiled:
+        said += ("; compiled = compiled for the backend's target, not run for lack of such a device (no pass rate then); "
+                 "compile rate = (pass + compiled + failed only when run) / (pass + fail + compiled)")
+    return Part(table("backend-table", columns, rows) + f'<div class="chart-row">{status_bars(bars)}</div>', said)

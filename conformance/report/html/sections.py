@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from conformance.report.html import changes, coverage, matrix, overview, run, stability, timing
+from conformance.report.html import changes, compile_figures, coverage, matrix, overview, run, stability, timing
 from conformance.report.html.context import Report
 from conformance.report.html.markup import Part
 
@@ -31,6 +31,8 @@ SECTIONS = [
     Section("slowest", "Slowest pairs", timing.slowest),
     Section("flipping", "Flipping pairs", stability.flipping),
 ]
+# Shown when a backend recorded compile figures (the IREE ones do).
+COMPILE = Section("compile", "Compile figures", compile_figures.compile_figures)
 LAST = [Section("run", "Run and machine", run.run)]
 
 
@@ -40,4 +42,5 @@ def sections_of(report: Report) -> list[Section]:
         Section(f"extra-{i}", str(extra.get("title") or f"section {i + 1}"), run.extra(i))
         for i, extra in enumerate(report.summary.get("sections") or [])
     ]
-    return [*SECTIONS, *extras, *LAST]
+    figures = [COMPILE] if compile_figures.has_figures(report) else []
+    return [*SECTIONS, *figures, *extras, *LAST]

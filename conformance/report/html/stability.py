@@ -9,7 +9,7 @@ from conformance.execution.reruns import in_a_word
 
 FLIPPING_SHOWN = 100
 FLAKY_SHOWN = 200
-OUTCOME_WORD = {"p": "pass", "f": "fail", "s": "skip", "y": "flaky", ".": "not run"}
+OUTCOME_WORD = {"p": "pass", "f": "fail", "s": "skip", "y": "flaky", "c": "compiled, not run (no device)", ".": "not run"}
 
 
 def strip(outcomes: str, reports: list[str]) -> str:

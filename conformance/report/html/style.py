@@ -38,7 +38,7 @@ CODE_STYLE: dict[str, tuple[str, str]] = {
 FALLBACK_CODE_COLOURS = ["#5f6b7a", "#7d5a50", "#4b6a88", "#6b5b95", "#807040"]
 UNSTYLED = ("?", "#777777")
 
-STATUS_CLASS = {"pass": "p", "fail": "f", "skip": "s", "flaky": "y"}
+STATUS_CLASS = {"pass": "p", "fail": "f", "skip": "s", "flaky": "y", "compiled": "cp"}  # cp: compiled, not run (no device)
 VERDICT_CLASS = {Verdict.XFAIL: "vx", Verdict.XPASS: "vp", Verdict.CHANGED: "vc", Verdict.FAIL: "vf"}
 VERDICT_ORDER = [v.value for v in Verdict]
 CHANGE_CLASS = {1: "nf", 2: "np", 3: "nc"}  # newly failing, newly passing, failing differently

@@ -16,7 +16,7 @@ BACKEND_COLOURS = [
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
     "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#1f3b73", "#8cd17d",
 ]
-STATUS_COLOURS = {"pass": "#6cbf5a", "fail": "#e15759", "skip": "#cfd3da"}
+STATUS_COLOURS = {"pass": "#6cbf5a", "fail": "#e15759", "skip": "#cfd3da", "compiled": "#a8cde8"}
 STAGE_COLOURS = {
     "case": "#bab0ac", "eager": "#9c755f", "export": "#b07aa1", "import": "#4e79a7",
     "contract": "#76b7b2", "lower": "#59a14f", "compile": "#edc948", "run": "#f28e2b",
@@ -103,21 +103,23 @@ def trend_chart(history: list[dict], backends: list[str], colours: dict[str, str
     return "".join(out)
 
 
-def status_bars(rows: list[tuple[str, int, int, int, float | None]]) -> str:
-    """One stacked bar per backend: pass / fail / skip as shares of its results, the pass rate at the end."""
+def status_bars(rows: list[tuple[str, int, int, int, float | None, int]]) -> str:
+    """One stacked bar per backend: pass / fail / skip / compiled (not run) as shares of its results, the pass rate at the end."""
     width, bar_h, gap, label_w, value_w = 860, 20, 8, 170, 175
+    if any(row[5] for row in rows):
+        value_w += 150  # room for "; N compiled, not run"
     height = len(rows) * (bar_h + gap) + gap
     pw = width - label_w - value_w
     out = [
         f'<svg id="status-bars" class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
         f'role="img" aria-label="Pass, fail and skip per backend">'
     ]
-    for i, (name, n_pass, n_fail, n_skip, rate) in enumerate(rows):
+    for i, (name, n_pass, n_fail, n_skip, rate, n_compiled) in enumerate(rows):
         y0 = gap + i * (bar_h + gap)
-        total = n_pass + n_fail + n_skip
+        total = n_pass + n_fail + n_skip + n_compiled
         out.append(f'<text class="label" x="{label_w - 8}" y="{y0 + bar_h - 5}" text-anchor="end">{esc(name)}</text>')
         x = float(label_w)
-        for status, count in (("pass", n_pass), ("fail", n_fail), ("skip", n_skip)):
+        for status, count in (("pass", n_pass), ("fail", n_fail), ("skip", n_skip), ("compiled", n_compiled)):
             if not total or not count:
                 continue
             w = pw * count / total
@@ -128,7 +130,7 @@ def status_bars(rows: list[tuple[str, int, int, int, float | None]]) -> str:
             x += w
         out.append(
             f'<text class="value" x="{label_w + pw + 8}" y="{y0 + bar_h - 5}">{pct(rate)} '
-            f'<tspan class="muted">({n_pass:,}/{n_pass + n_fail:,} ran)</tspan></text>'
+            f'<tspan class="muted">({n_pass:,}/{n_pass + n_fail:,} ran{f"; {n_compiled:,} compiled, not run" if n_compiled else ""})</tspan></text>'
         )
     out.append("</svg>")
     return "".join(out)
