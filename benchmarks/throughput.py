@@ -39,7 +39,7 @@ from conformance.backends import loader  # noqa: E402
 from conformance.cases.registry import Registry, discover  # noqa: E402
 from conformance.execution.settings import Settings  # noqa: E402
 from conformance.nightly.matrix import matrix_pairs, plan  # noqa: E402
-from conformance.nightly.runner import run_jobs  # noqa: E402
+from conformance.nightly.executors.lanes import run_jobs  # noqa: E402
 
 STAGES = ["eager", "export", "import", "contract", "lower", "compile", "run", "compare", "cache"]
 

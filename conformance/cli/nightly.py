@@ -25,7 +25,13 @@ HELP = "run every shipped backend over the registry and write JSON, Markdown and
 def add_arguments(parser) -> None:
     ro.BACKEND.add_to(parser, help="backends to run (comma-separated, repeatable; default: every shipped backend)")
     add_case_arguments(parser)
-    add_group(parser, "run", (ro.WORKERS, ro.OUTPUT_DIR, ro.BASELINE, ro.RESUME, ro.SHARD))
+    add_group(parser, "run", (ro.OUTPUT_DIR, ro.BASELINE, ro.RESUME, ro.SHARD))
+    where = parser.add_argument_group("where jobs run")
+    # -j's default depends on the executor: this machine's CPUs, or a Ray cluster's.
+    ro.WORKERS.add_to(where, default=None, help="jobs at once: lanes (supervised processes) on this machine, or Ray actors "
+                                                "(default: this machine's CPU count; with --executor ray, the cluster's)")
+    ro.EXECUTOR.add_to(where)
+    ro.ADDRESS.add_to(where)
     add_execution_arguments(parser)
 
 
@@ -91,10 +97,24 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def start_executor(args):
+    """The executor the options name, before anything is written: a cluster that does not answer stops here."""
+    from conformance.nightly import executors
+
+    if args.address and args.executor != "ray":
+        fail("--address is the Ray cluster's: give it with --executor ray")
+    try:
+        executor = executors.start(args.executor, args.workers, args.address)
+    except executors.ExecutorError as e:
+        fail(str(e))
+    args.workers = executor.workers  # what run.json records
+    return executor
+
+
 def run(args) -> int:
+    from conformance.nightly.executors import Unfinished
     from conformance.nightly.matrix import matrix_pairs, plan
     from conformance.nightly.progress import Progress
-    from conformance.nightly.runner import run_jobs
     from conformance.nightly.store import ResultsFile, read_results
     from conformance.report.build import build_reports
     from conformance.report.summary import machine, toolchain_versions
@@ -105,6 +125,7 @@ def run(args) -> int:
     settings = execution_settings(args, backends)
     registry, cases = select_cases(args, settings, required=True)  # before any directory is made
     shard = args.shard
+    executor = start_executor(args)
 
     if args.resume:
         directory = Path(args.resume)
@@ -132,7 +153,7 @@ def run(args) -> int:
     jobs = plan(pairs, settings.batch_size, heavy)
     judge = judge_with_xfails(args, names)
     print(f"conformance nightly: {len(pairs)} (case, backend) pairs to run ({len(done)} already done) "
-          f"on {args.workers} lanes -> {directory}", file=sys.stderr)
+          f"on {executor.describe()} -> {directory}", file=sys.stderr)
 
     store = ResultsFile(directory)
     progress = Progress(len(pairs))
@@ -147,11 +168,16 @@ def run(args) -> int:
     interrupted = False
     signal.signal(signal.SIGTERM, _interrupt)  # a cancelled CI job: stop as for Ctrl-C, keep the results
     try:
-        stats = run_jobs(jobs, settings, args.workers, sink)
+        stats = executor.run(jobs, settings, sink)
     except KeyboardInterrupt:
         interrupted = True
         stats = {}
+    except Unfinished as e:
+        print(f"conformance: {e}", file=sys.stderr)
+        interrupted = True
+        stats = {}
     finally:
+        executor.close()
         store.close()
         progress.finish()
         run_info["wall_seconds"] = round(run_info.get("wall_seconds", 0.0) + time.monotonic() - started, 1)
