@@ -351,6 +351,13 @@ SHARD = Option(
     type=shard,
     metavar="I/N",
 )
+DURATIONS = Option(
+    ("--durations",),
+    "with --shard: balance the shards by the per-pair times of this earlier report (a report directory or its "
+    "results.jsonl), longest cases first; cases it lacks go by the hash",
+    type=results_source,
+    metavar="DIR|FILE",
+)
 EXECUTOR = Option(
     ("--executor",),
     "where the jobs run: lanes (supervised processes on this machine) or ray (actors on a Ray cluster, "

@@ -25,7 +25,7 @@ HELP = "run every shipped backend over the registry and write JSON, Markdown and
 def add_arguments(parser) -> None:
     ro.BACKEND.add_to(parser, help="backends to run (comma-separated, repeatable; default: every shipped backend)")
     add_case_arguments(parser)
-    add_group(parser, "run", (ro.OUTPUT_DIR, ro.BASELINE, ro.RESUME, ro.SHARD))
+    add_group(parser, "run", (ro.OUTPUT_DIR, ro.BASELINE, ro.RESUME, ro.SHARD, ro.DURATIONS))
     where = parser.add_argument_group("where jobs run")
     # -j's default depends on the executor: this machine's CPUs, or a Ray cluster's.
     ro.WORKERS.add_to(where, default=None, help="jobs at once: lanes (supervised processes) on this machine, or Ray actors "
@@ -81,12 +81,30 @@ def new_report_dir(output_dir: Path) -> Path:
 
 
 def pick_baseline(args, directory: Path) -> Path | None:
+    """--baseline, or the latest earlier report of the whole matrix in the output directory.
+
+    A shard's report is never the default baseline, not even for a shard:
+    another shard of the same night holds other cases, and the same shard of
+    an earlier night held other cases too once shards are dealt by measured
+    time. A merged report (every shard) or an unsharded one is compared with
+    instead; the cases of other shards then count as `removed`.
+    """
     from conformance.nightly.store import report_dirs
 
     if args.baseline:  # checked while parsing: "none" or a report directory
         return None if args.baseline == "none" else Path(args.baseline)
-    earlier = [d for d in report_dirs(directory.parent) if d.name < directory.name]
+    earlier = [d for d in report_dirs(directory.parent) if d.name < directory.name and whole_matrix(d)]
     return earlier[-1] if earlier else None
+
+
+def whole_matrix(directory: Path) -> bool:
+    """Whether a report covers the whole matrix: unsharded, or merged from all its shards."""
+    run = directory / "run.json"
+    shards = (json.loads(run.read_text()).get("shards") or []) if run.exists() else []
+    if not shards:
+        return True
+    count = int(shards[0].split("/")[1])
+    return sorted(shards) == sorted(f"{i}/{count}" for i in range(1, count + 1))
 
 
 def case_snapshot(cases) -> dict:
@@ -111,9 +129,20 @@ def start_executor(args):
     return executor
 
 
+def load_durations(args, names: list[str]):
+    """The measured times --durations names (for the run's backends), or None: shards then go by hash."""
+    from conformance.nightly.matrix import Durations
+
+    if not args.durations:
+        return None
+    if not args.shard:
+        fail("--durations balances shards: give it with --shard I/N")
+    return Durations.load(args.durations, names)
+
+
 def run(args) -> int:
     from conformance.nightly.executors import Unfinished
-    from conformance.nightly.matrix import matrix_pairs, plan
+    from conformance.nightly.matrix import HASH, matrix_pairs, plan
     from conformance.nightly.progress import Progress
     from conformance.nightly.store import ResultsFile, read_results
     from conformance.report.build import build_reports
@@ -125,6 +154,7 @@ def run(args) -> int:
     settings = execution_settings(args, backends)
     registry, cases = select_cases(args, settings, required=True)  # before any directory is made
     shard = args.shard
+    durations = load_durations(args, names)
     executor = start_executor(args)
 
     if args.resume:
@@ -144,11 +174,15 @@ def run(args) -> int:
             "wall_seconds": 0.0,
         }
         done = set()
+    if shard:  # how the cases were dealt: a resumed shard must deal them alike, and merge takes only alike shards
+        dealt = str(durations or HASH)
+        if run_info.setdefault("sharding", dealt) != dealt:
+            fail(f"--durations: {directory} was dealt by {run_info['sharding']}, not by {dealt}; give the run's own --durations")
     (directory / "cases.json").write_text(json.dumps(case_snapshot(cases), indent=0, sort_keys=True))
     # Written before any work: a run killed outright must still be resumable.
     (directory / "run.json").write_text(json.dumps(run_info, indent=1, sort_keys=True))
 
-    pairs = matrix_pairs([c.id for c in cases], names, shard, done)
+    pairs = matrix_pairs([c.id for c in cases], names, shard, done, durations)
     heavy = {c.id for c in cases if c.kind == "model"}
     jobs = plan(pairs, settings.batch_size, heavy)
     judge = judge_with_xfails(args, names)
