@@ -1,55 +1,23 @@
-"""Where a nightly's jobs run: the executor protocol, and `start` choosing one.
+"""Where a nightly's jobs run: `start` picks an executor by name.
 
-An executor takes the planned jobs (lists of (case, backend) pairs, heavy
-ones first) and hands back a Result for every pair. Two implement it, one
-file each:
+Each executor is one file implementing protocol.py:
 
   lanes.py       threads on this machine, each owning an Engine (the default)
   ray_actors.py  Ray actors on a cluster, each owning an Engine (--executor ray)
 
 Either way a case's crash or hang is caught by the Engine's supervised child
-and becomes that pair's CRASH or TIMEOUT Result, so the verdicts do not depend
-on where a pair ran. The caller alone writes results.jsonl: `sink` is called
-on the thread that called `run`.
+and becomes that pair's CRASH or TIMEOUT Result, so the verdicts do not
+depend on where a pair ran.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Callable, Protocol
 
-from conformance.execution.planning import Pair
-from conformance.execution.settings import Settings
-from conformance.result import Result
+from conformance.nightly.executors.protocol import Executor, ExecutorError, Unfinished
 
 NAMES = ("lanes", "ray")
-
-
-class ExecutorError(Exception):
-    """The executor cannot start (no cluster at the address, too few CPUs): nothing has run."""
-
-
-class Unfinished(Exception):
-    """The executor lost the means to finish (every Ray actor gone): the results so far are delivered, the rest not run."""
-
-
-class Executor(Protocol):
-    workers: int  # how many jobs run at once
-
-    def describe(self) -> str:
-        """Where the jobs run, for the run's first line: "2 lanes", "4 Ray actors on 2 nodes"."""
-
-    def run(self, jobs: list[list[Pair]], settings: Settings, sink: Callable[[Result], None]) -> dict:
-        """Run `jobs` with `settings`; call `sink` once for each pair, on this thread, as results arrive.
-
-        Returns figures of the run: {"peak_rss_mb": the largest supervised child, ...}.
-
-        Raises KeyboardInterrupt (stopped from outside) or Unfinished with
-        some pairs undelivered; every Result delivered before stays delivered.
-        """
-
-    def close(self) -> None:
-        """Release what the executor holds (children, actors, the connection to a cluster). Idempotent."""
+__all__ = ["NAMES", "Executor", "ExecutorError", "Unfinished", "start"]
 
 
 def start(name: str, workers: int | None = None, address: str | None = None) -> Executor:

@@ -42,7 +42,7 @@ from conformance import result as results
 from conformance.execution.engine import Engine
 from conformance.execution.planning import Pair
 from conformance.execution.settings import Settings
-from conformance.nightly.executors import ExecutorError, Unfinished
+from conformance.nightly.executors.protocol import ExecutorError, Unfinished
 from conformance.result import Result
 
 ACTOR_START_SECONDS = 600.0  # an actor imports the framework; a busy node may be slow
