@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	# torch first and pinned: any other torch would pull the CUDA build (gigabytes).
 	$(PIP) install torch==2.13.0
-	$(PIP) install -e '.[dev]'
+	$(PIP) install -e '.[dev,ray]'
 	test -f $(TOSA_TOOLS)/pyvenv.cfg || { rm -rf $(TOSA_TOOLS) && $(PYTHON) -m venv $(TOSA_TOOLS); }
 	$(TOSA_TOOLS)/bin/pip --disable-pip-version-check -q install tosa-tools==$(TOSA_TOOLS_VERSION)
 	scripts/install-browser

@@ -157,6 +157,19 @@ def shard(text: str):
         raise argparse.ArgumentTypeError(str(e).removeprefix(f"--shard {text}: ").removeprefix("--shard ")) from None
 
 
+def executor(text: str) -> str:
+    """An executor's name (nightly/executors); `ray` only where Ray is installed."""
+    import importlib.util
+
+    from conformance.nightly.executors import NAMES
+
+    if text not in NAMES:
+        raise argparse.ArgumentTypeError(f"expected {' or '.join(NAMES)}, got {text!r}")
+    if text == "ray" and importlib.util.find_spec("ray") is None:
+        raise argparse.ArgumentTypeError("ray is not installed here: pip install 'conformance[ray]'")
+    return text
+
+
 def parse_backends(values: Iterable[str] | None) -> list[str]:
     """`--backend a,b --backend c` -> ["a", "b", "c"], order kept, duplicates dropped."""
     specs: list[str] = []
@@ -390,6 +403,28 @@ SHARD = Option(
     "run only shard I of N (cases split by a hash of their id); combine with `conformance merge`",
     type=shard,
     metavar="I/N",
+)
+DURATIONS = Option(
+    ("--durations",),
+    "with --shard: balance the shards by the per-pair times of this earlier report (a report directory or its "
+    "results.jsonl), longest cases first; cases it lacks go by the hash",
+    type=results_source,
+    metavar="DIR|FILE",
+    path=True,
+)
+EXECUTOR = Option(
+    ("--executor",),
+    "where the jobs run: lanes (supervised processes on this machine) or ray (actors on a Ray cluster, "
+    "each with its supervised process; needs pip install 'conformance[ray]')",
+    type=executor,
+    default="lanes",
+    metavar="lanes|ray",
+)
+ADDRESS = Option(
+    ("--address",),
+    "with --executor ray: the cluster to join, as `ray start --address` takes it (HOST:PORT, or auto); "
+    "default: a Ray instance started on this machine",
+    metavar="ADDR",
 )
 RESULTS = Option(
     ("--results",),

@@ -35,6 +35,9 @@ def die(how: str) -> None:
             os.write(2, b"loc(unknown): error: failed to rewrite the same op again\n")
     elif how == "raise":
         raise RuntimeError("error: fake backend failed on purpose")
+    elif how == "kill-parent":  # takes down the process supervising it: a Ray actor dies as if its node went
+        os.kill(os.getppid(), 9)
+        time.sleep(10**6)
     else:
         raise ValueError(how)
 
@@ -67,6 +70,7 @@ ABORT = Misbehaving("abort", "abort", "compile")
 EXIT3 = Misbehaving("exit3", "exit3", "compile")
 HANG = Misbehaving("hang", "hang", "run")
 CHATTER = Misbehaving("chatter", "chatter", "lower")
+KILL_PARENT = Misbehaving("kill-parent", "kill-parent", "run")  # only for executors whose lanes may die (Ray)
 
 
 class BatchedMisbehaving(Backend):

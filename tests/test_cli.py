@@ -85,6 +85,8 @@ def test_an_unknown_backend_is_named_with_the_known_ones(tmp_path):
         ("--memory-limit", "-5", "argument --memory-limit: -5 MB is less than a case process needs"),
         ("--memory-limit", "99999999", "more than this machine's memory"),
         ("--shard", "3/2", "argument --shard: I must be between 1 and N"),
+        ("--durations", "/no/such/report", "argument --durations: /no/such/report: no such file or directory"),
+        ("--executor", "spark", "argument --executor: expected lanes or ray, got 'spark'"),
         ("--xfail-dir", "/no/such/dir", "argument --xfail-dir: /no/such/dir: no such directory"),
         ("--baseline", "/no/such/report", "argument --baseline: /no/such/report: not a report directory (no results.jsonl there)"),
     ],

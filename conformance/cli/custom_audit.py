@@ -71,7 +71,7 @@ def _run(args) -> list:
     import sys
 
     from conformance.execution.planning import plan_jobs
-    from conformance.nightly.runner import run_jobs
+    from conformance.nightly.executors.lanes import run_jobs
 
     (backend,) = resolve_backends([args.backend])
     settings = ro.settings_from(args, [args.backend], args.backend_options)

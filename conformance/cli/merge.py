@@ -1,8 +1,16 @@
-"""`conformance merge`: combine sharded report directories into one report."""
+"""`conformance merge`: combine sharded report directories into one report.
+
+Only a whole set is merged: every shard of one split (I/N for each I, once,
+dealt the same way), each finished, no pair in two directories. Anything
+else would be a report that looks like the whole matrix and is not, so it is
+refused, naming what is missing or doubled. Directories that are not shards
+(backends run separately, say) merge as long as no pair is in two of them.
+"""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 from conformance import run_options
@@ -30,6 +38,38 @@ def merge_runs(runs: list[dict]) -> dict:
     return merged
 
 
+def check_shards(runs: dict[Path, dict]) -> str | None:
+    """Why these runs are not one whole set of shards, or None when they are (or none is a shard)."""
+    shards = {d: (run.get("shards") or []) for d, run in runs.items()}
+    if not any(shards.values()):
+        return None
+    plain = [str(d) for d, s in shards.items() if not s]
+    if plain:
+        return f"{', '.join(plain)} {'is not a shard' if len(plain) == 1 else 'are not shards'} (no --shard in run.json), the others are"
+    labels = {d: s[0] for d, s in shards.items() if len(s) == 1}
+    if len(labels) < len(shards):
+        merged = next(str(d) for d, s in shards.items() if len(s) > 1)
+        return f"{merged} is already a merged report (shards {', '.join(shards[Path(merged)])}); merge the shards themselves"
+    counts = {label.split("/")[1] for label in labels.values()}
+    if len(counts) > 1:
+        return "the shards come from different splits: " + ", ".join(f"{label} ({d})" for d, label in labels.items())
+    dealt = {d: runs[d].get("sharding", "hash") for d in labels}
+    if len(set(dealt.values())) > 1:
+        return "the shards were dealt differently (--durations): " + ", ".join(f"{d}: {how}" for d, how in dealt.items())
+    count = int(counts.pop())
+    seen = Counter(labels.values())
+    doubled = [f"{label} ({', '.join(str(d) for d, other in labels.items() if other == label)})" for label, n in seen.items() if n > 1]
+    if doubled:
+        return f"shard {' and '.join(doubled)} given twice"
+    missing = [f"{i}/{count}" for i in range(1, count + 1) if f"{i}/{count}" not in seen]
+    if missing:
+        return f"shard {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing (have {', '.join(sorted(seen))})"
+    unfinished = [f"{labels[d]} ({d})" for d in labels if not runs[d].get("finished")]
+    if unfinished:
+        return f"shard {', '.join(unfinished)} did not finish: complete it with `conformance nightly --resume DIR` first"
+    return None
+
+
 def run(args) -> int:
     from conformance.nightly.store import ResultsFile, latest, read_results
     from conformance.report.build import build_reports
@@ -38,11 +78,28 @@ def run(args) -> int:
     for d in dirs:
         if not (d / "results.jsonl").exists() or not (d / "run.json").exists():
             fail(f"{d} is not a report directory (needs results.jsonl and run.json)")
+    resolved = [d.resolve() for d in dirs]
+    if len(set(resolved)) < len(dirs):
+        fail("not merging: a directory is given twice: " + ", ".join(sorted({str(d) for d, r in zip(dirs, resolved) if resolved.count(r) > 1})))
+    runs = {d: json.loads((d / "run.json").read_text()) for d in dirs}
+    problem = check_shards(runs)
+    if problem:
+        fail(f"not merging: {problem}")
+    per_dir = {d: latest(read_results(d)) for d in dirs}
+    owner: dict = {}
+    twice = []
+    for d, rs in per_dir.items():
+        for r in rs:
+            if r.key in owner:
+                twice.append(f"{r.case}[{r.backend}] in {owner[r.key]} and {d}")
+            owner.setdefault(r.key, d)
+    if twice:
+        fail(f"not merging: {len(twice)} pairs have results in two directories, e.g. {twice[0]}")
     output = Path(args.output) if args.output else dirs[0].parent / f"{dirs[0].name}-merged"
     if (output / "results.jsonl").exists():
         fail(f"{output} already holds results; choose another --output")
     output.mkdir(parents=True, exist_ok=True)
-    results = latest(r for d in dirs for r in read_results(d))
+    results = [r for rs in per_dir.values() for r in rs]
     store = ResultsFile(output)
     for r in sorted(results, key=lambda r: r.key):
         store.append(r)
@@ -52,7 +109,7 @@ def run(args) -> int:
         if (d / "cases.json").exists():
             cases.update(json.loads((d / "cases.json").read_text()))
     (output / "cases.json").write_text(json.dumps(cases, indent=0, sort_keys=True))
-    (output / "run.json").write_text(json.dumps(merge_runs([json.loads((d / "run.json").read_text()) for d in dirs]), indent=1, sort_keys=True))
+    (output / "run.json").write_text(json.dumps(merge_runs(list(runs.values())), indent=1, sort_keys=True))
     baseline = None if args.baseline in (None, "none") else Path(args.baseline)
     build_reports(output, baseline)
     print(f"merged {len(dirs)} report directories ({len(results)} results) into {output}")

@@ -27,7 +27,13 @@ def add_arguments(parser) -> None:
 
     ro.BACKEND.add_to(parser, help="backends to run (comma-separated, repeatable; default: every shipped backend)")
     add_case_arguments(parser)
-    add_group(parser, "run", (ro.WORKERS, ro.OUTPUT_DIR, ro.BASELINE, ro.RESUME, ro.SHARD))
+    add_group(parser, "run", (ro.OUTPUT_DIR, ro.BASELINE, ro.RESUME, ro.SHARD, ro.DURATIONS))
+    where = parser.add_argument_group("where jobs run")
+    # -j's default depends on the executor: this machine's CPUs, or a Ray cluster's.
+    ro.WORKERS.add_to(where, default=None, help="jobs at once: lanes (supervised processes) on this machine, or Ray actors "
+                                                "(default: this machine's CPU count; with --executor ray, the cluster's)")
+    ro.EXECUTOR.add_to(where)
+    ro.ADDRESS.add_to(where)
     add_execution_arguments(parser)
     resume.unset_defaults(parser)  # so that a resumed run can tell an option left out from one given
 
@@ -83,24 +89,67 @@ def new_report_dir(output_dir: Path) -> Path:
 
 
 def pick_baseline(args, directory: Path) -> Path | None:
+    """--baseline, or the latest earlier report of the whole matrix in the output directory.
+
+    A shard's report is never the default baseline, not even for a shard:
+    another shard of the same night holds other cases, and the same shard of
+    an earlier night held other cases too once shards are dealt by measured
+    time. A merged report (every shard) or an unsharded one is compared with
+    instead; the cases of other shards then count as `removed`.
+    """
     from conformance.nightly.store import report_dirs
 
     if args.baseline:  # checked while parsing: "none" or a report directory
         return None if args.baseline == "none" else Path(args.baseline)
-    earlier = [d for d in report_dirs(directory.parent) if d.name < directory.name]
+    earlier = [d for d in report_dirs(directory.parent) if d.name < directory.name and whole_matrix(d)]
     return earlier[-1] if earlier else None
+
+
+def whole_matrix(directory: Path) -> bool:
+    """Whether a report covers the whole matrix: unsharded, or merged from all its shards."""
+    run = directory / "run.json"
+    shards = (json.loads(run.read_text()).get("shards") or []) if run.exists() else []
+    if not shards:
+        return True
+    count = int(shards[0].split("/")[1])
+    return sorted(shards) == sorted(f"{i}/{count}" for i in range(1, count + 1))
 
 
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def start_executor(args):
+    """The executor the options name, before anything is written: a cluster that does not answer stops here."""
+    from conformance.nightly import executors
+
+    if args.address and args.executor != "ray":
+        fail("--address is the Ray cluster's: give it with --executor ray")
+    try:
+        executor = executors.start(args.executor, args.workers, args.address)
+    except executors.ExecutorError as e:
+        fail(str(e))
+    args.workers = executor.workers  # what run.json records
+    return executor
+
+
+def load_durations(args, names: list[str]):
+    """The measured times --durations names (for the run's backends), or None: shards then go by hash."""
+    from conformance.nightly.matrix import Durations
+
+    if not args.durations:
+        return None
+    if not args.shard:
+        fail("--durations balances shards: give it with --shard I/N")
+    return Durations.load(args.durations, names)
+
+
 def run(args) -> int:
     from conformance.nightly import resume
-    from conformance.nightly.matrix import matrix_pairs, plan
+    from conformance.nightly.executors import Unfinished
+    from conformance.nightly.matrix import HASH, matrix_pairs, plan
     from conformance.nightly.progress import Progress
     from conformance.nightly.record import run_record, utc_now, write_cases, write_run
-    from conformance.nightly.runner import run_jobs
     from conformance.nightly.store import ResultsFile, read_results
     from conformance.report.build import build_reports
     from conformance.report.tables import backend_table
@@ -127,6 +176,8 @@ def run(args) -> int:
     settings = ro.settings_from(args, backends, backend_options)
     registry, cases = select_cases(args, settings, required=True)  # before any directory is made
     shard = args.shard
+    durations = load_durations(args, names)
+    executor = start_executor(args)
 
     if args.resume:
         directory = Path(args.resume)
@@ -137,16 +188,20 @@ def run(args) -> int:
         run_info["shards"] = [str(shard)] if shard else []
         run_info[resume.KEY] = resume.record(args, options)
         done = set()
+    if shard:  # how the cases were dealt: a resumed shard must deal them alike, and merge takes only alike shards
+        dealt = str(durations or HASH)
+        if run_info.setdefault("sharding", dealt) != dealt:
+            fail(f"--durations: {directory} was dealt by {run_info['sharding']}, not by {dealt}; give the run's own --durations")
     write_cases(directory, cases)
     # Written before any work: a run killed outright must still be resumable.
     write_run(directory, run_info)
 
-    pairs = matrix_pairs([c.id for c in cases], names, shard, done)
+    pairs = matrix_pairs([c.id for c in cases], names, shard, done, durations)
     heavy = {c.id for c in cases if c.kind == "model"}
     jobs = plan(pairs, settings.batch_size, heavy)
     judge = judge_with_xfails(args, names)
     print(f"conformance nightly: {len(pairs)} (case, backend) pairs to run ({len(done)} already done) "
-          f"on {args.workers} lanes -> {directory}", file=sys.stderr)
+          f"on {executor.describe()} -> {directory}", file=sys.stderr)
 
     store = ResultsFile(directory)
     progress = Progress(len(pairs))
@@ -161,11 +216,16 @@ def run(args) -> int:
     interrupted = False
     signal.signal(signal.SIGTERM, _interrupt)  # a cancelled CI job: stop as for Ctrl-C, keep the results
     try:
-        stats = run_jobs(jobs, settings, args.workers, sink)
+        stats = executor.run(jobs, settings, sink)
     except KeyboardInterrupt:
         interrupted = True
         stats = {}
+    except Unfinished as e:
+        print(f"conformance: {e}", file=sys.stderr)
+        interrupted = True
+        stats = {}
     finally:
+        executor.close()
         store.close()
         progress.finish()
         run_info["wall_seconds"] = round(run_info.get("wall_seconds", 0.0) + time.monotonic() - started, 1)

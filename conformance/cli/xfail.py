@@ -42,7 +42,7 @@ def update(args) -> int:
     from conformance.cli.nightly import execution_settings
     from conformance.nightly.matrix import matrix_pairs, plan
     from conformance.nightly.progress import Progress
-    from conformance.nightly.runner import run_jobs
+    from conformance.nightly.executors.lanes import run_jobs
     from conformance.nightly.store import latest, read_results
     from conformance.xfail.sets import XfailError, XfailSet
     from conformance.xfail.update import update as apply
