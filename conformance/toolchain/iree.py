@@ -19,7 +19,7 @@ import torch
 
 from conformance.backends.protocol import BatchFailure, CaseRun, StageFailure, batched
 from conformance.taxonomy import Code
-from conformance.toolchain.arrays import to_numpy, to_tensor
+from conformance.toolchain.arrays import to_runtime, to_tensor
 from conformance.toolchain.mlir import write_ir, write_ir_once
 from conformance.toolchain.tools import ToolError, run_tool
 from conformance.toolchain.torch_mlir import TorchMlirBackend
@@ -159,7 +159,7 @@ class IreeBackend(TorchMlirBackend):
         if "run" not in case_run.notes.get("reproducers", {}) and case_run.notes.get("lowered") is not None:
             self._reproduce_run(case_run, len(inputs))
         function = entry.compiled.function(entry.function)
-        outputs = function(*[to_numpy(t) for t in inputs])
+        outputs = function(*[to_runtime(t) for t in inputs])
         if isinstance(outputs, (tuple, list)):
             return tuple(from_iree(o) for o in outputs)
         return from_iree(outputs)
