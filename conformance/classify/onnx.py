@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from conformance.classify.text import clean, error_line, short
+from conformance.classify.text import clean, short
 from conformance.dtypes import VTENSOR
 from conformance.taxonomy import Code
 from conformance.toolchain.onnx import UNCONVERTED_ONNX
@@ -31,7 +31,8 @@ UNSUPPORTED_TYPEPROTO = re.compile(r"Unsupported ONNX TypeProto: (\w+?)(?:_type)
 CONTAINER_ELEMENT = re.compile(r"Unsupport(?:ed)? (list|optional) element type")
 ATTRIBUTE_TYPE = re.compile(r"does not support generic node attribute type (\w+) with ID \d+\.[^\n]*?name: \"([^\"]*)\"", re.S)
 NOT_TOPOLOGICAL = re.compile(r"Non topologically produced ONNX (node input|graph output) '([^']*)'")
-CHECKER = re.compile(r"(?:checker\.ValidationError|shape_inference\.InferenceError): (.*)")
+CHECKER = re.compile(r"checker\.ValidationError: (.*)")
+CHECKED_NODE = re.compile(r"Bad node spec for node\. Name: *\S* OpType: (\w+)")
 # `{torch.onnx.to = 17 : si64, torch.onnx.axis = 0 : si64}`: a node's attributes as imported.
 ATTRIBUTE = re.compile(r"torch\.onnx\.(\w+) = ([^,:}]+?)\s*(?::[^,}]*)?(?=[,}])")
 
@@ -140,6 +141,6 @@ def _checker(text: str):
     match = CHECKER.search(text)
     if not match:
         return None
-    tool = "onnx's checker" if "ValidationError" in match.group(0) else "ONNX shape inference"
-    message = error_line(match.group(1)) or match.group(1)
-    return Code.VERIFIER_ERROR, None, f"{tool} rejects the model: {short(clean(message), 200)}"
+    node = CHECKED_NODE.search(text)
+    op = f"onnx.{node.group(1)}" if node else None
+    return Code.VERIFIER_ERROR, op, f"onnx's checker rejects the model{f' ({op})' if op else ''}: {short(match.group(1), 200)}"
