@@ -261,8 +261,8 @@ NO_DEFAULT_CASES = Option(
 )
 SUITE = Option(
     ("--suite",),
-    "add a suite of cases to the default one (repeatable): 'opinfo' adds PyTorch's OpInfo samples; "
-    "-k opinfo then runs only those",
+    "add a suite of cases to the default one (repeatable): 'opinfo' adds PyTorch's OpInfo samples, 'onnx-node' "
+    "ONNX's node tests (run by the onnx-* backends); -k opinfo or -k onnx-node then runs only those",
     action="append",
     metavar="NAME",
     setting="suites",

@@ -137,9 +137,17 @@ class Backend:
     # added when it is named with --backend; their values reach its stages in
     # `case_run.options`, under each option's `dest`, when the user gives them.
     options: tuple = ()
+    # The case formats it takes (conformance.cases.spec.FORMATS): what a case's
+    # build() returns, a PyTorch module ("torch") or an ONNX model ("onnx").
+    formats: tuple[str, ...] = ("torch",)
 
     def not_applicable(self, case: Case) -> str | None:
-        """The reason `case` does not apply to this backend (a SKIP), or None."""
+        """The reason `case` does not apply to this backend (a SKIP), or None.
+
+        An override should keep this answer: `super().not_applicable(case) or ...`.
+        """
+        if case.format not in self.formats:
+            return f"{self.name} does not take {case.format} cases (it takes {', '.join(self.formats)})"
         return None
 
     def run(self, value: Any, inputs: list[torch.Tensor], case_run: CaseRun) -> Any:

@@ -25,6 +25,9 @@ from conformance.cases.spec import Case, CaseError
 
 ENTRY_POINT_GROUP = "conformance.cases"
 DEFAULT_SUITE = "default"
+# Suites of other projects shipped with the framework (conformance/cases/sources/):
+# always discovered, loaded only when a run asks for their suite (--suite NAME).
+BUILTIN_SUITES = ("conformance.cases.sources.onnx_node",)
 
 
 class RegistryError(Exception):
@@ -126,10 +129,11 @@ def external_sources(spec: str) -> list[CaseSource] | None:
 
 
 def discover(paths: Sequence[str] = (), default_dir: bool = True, plugins: bool = True) -> list[CaseSource]:
-    """All case sources: the project's cases/, then `paths` (dirs, modules or KIND:LOCATION), then entry points."""
+    """All case sources: the project's cases/, the built-in suites, then `paths` (dirs, modules or KIND:LOCATION), then entry points."""
     sources: list[CaseSource] = []
     if default_dir and content.DEFAULT_CASES_DIR.is_dir():
         sources += directory_sources(content.DEFAULT_CASES_DIR)
+    sources += [module_source(name) for name in BUILTIN_SUITES]
     for p in paths:
         external = external_sources(p)
         if external is not None:

@@ -31,6 +31,10 @@ from conformance.content import PROJECT_ROOT
 from conformance.export_modes import EXPORT_MODES
 
 KINDS = ("op", "model", "opinfo")
+# What a case's build() returns: a PyTorch module, or an ONNX model (an onnx.ModelProto,
+# judged against a Stored reference: there is no eager PyTorch to run). A backend
+# names the formats it takes (Backend.formats); the others are SKIP there.
+FORMATS = ("torch", "onnx")
 
 
 class CaseError(ValueError):
@@ -166,6 +170,7 @@ class Eager:
     """The reference is eager PyTorch running the case's module (the default)."""
 
     label: ClassVar[str] = "eager"  # how mismatch explanations name the reference
+    values: ClassVar[bool] = True  # outputs are judged on their values, not only their structure
 
 
 @dataclass(frozen=True)
@@ -176,16 +181,24 @@ class Stored:
     per input set; like exact inputs it is called in the worker, when the
     case runs. `source` names the data in explanations: "expected (ONNX test
     data) gives float32[3]" where an eager reference says "eager gives".
+    `draws=True`: the outputs are one draw of a random op (ONNX's Bernoulli
+    test), which no backend can reproduce; a backend's outputs are then
+    judged on structure, dtype and shape only.
     """
 
     outputs: Callable[[], Sequence[Any]]
     rtol: float | None = None
     atol: float | None = None
     source: str = "stored outputs"
+    draws: bool = False
 
     @property
     def label(self) -> str:
         return f"expected ({self.source})"
+
+    @property
+    def values(self) -> bool:
+        return not self.draws
 
 
 EAGER = Eager()
@@ -217,7 +230,8 @@ class Case:
     flag the suite's own test sets, such as
     `torch.backends.mkldnn.flags(enabled=False)`. `export_mode` is the
     torch.export mode the case needs ("strict" or "non-strict"; None: the
-    run's --export-mode).
+    run's --export-mode). `format` says what `build()` returns: "torch" (an
+    nn.Module) or "onnx" (an onnx.ModelProto, with a Stored reference).
     """
 
     id: str
@@ -239,6 +253,7 @@ class Case:
     reference: Eager | Stored = EAGER
     eager_context: Callable[[], ContextManager] | None = None
     export_mode: str | None = None
+    format: str = "torch"
 
     def __post_init__(self):
         where = f" (defined at {self.defined_at})" if self.defined_at else ""
@@ -260,6 +275,10 @@ class Case:
                 raise CaseError(f"case {self.id!r}: tolerances are given twice, on the case and on its Stored reference{where}")
             object.__setattr__(self, "rtol", self.reference.rtol)
             object.__setattr__(self, "atol", self.reference.atol)
+        if self.format not in FORMATS:
+            raise CaseError(f"case {self.id!r}: format {self.format!r} is not one of {FORMATS}{where}")
+        if self.format != "torch" and not isinstance(self.reference, Stored):
+            raise CaseError(f"case {self.id!r}: an {self.format} model has no eager PyTorch to compare with; give it a Stored reference{where}")
         if self.export_mode is not None and self.export_mode not in EXPORT_MODES:
             raise CaseError(f"case {self.id!r}: export_mode {self.export_mode!r} is not one of {EXPORT_MODES}{where}")
         if (self.rtol is None) != (self.atol is None):

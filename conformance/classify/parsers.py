@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Callable
 
-from conformance.classify import iree, mlir_types, torch_export, torch_mlir, tosa_tools
+from conformance.classify import iree, mlir_types, onnx, torch_export, torch_mlir, tosa_tools
 
 Parser = Callable[[str, str], "tuple[str, str | None, str] | None"]
 
 PARSERS: list[Parser] = [
     torch_export.parse,
+    onnx.parse,
     mlir_types.parse,
     torch_mlir.parse_import,
     torch_mlir.parse,

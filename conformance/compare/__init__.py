@@ -37,31 +37,33 @@ def compare(
     rtol: float | None = None,
     atol: float | None = None,
     statistical: bool = False,
+    values: bool = True,
     label: str = "output",
     reference: str = "eager",
 ) -> Mismatch | None:
     """None when `actual` matches `expected`, else the first Mismatch found; `label` names what is compared.
 
     `statistical`: the outputs are random (a nondeterministic case), judged as samples.
+    `values=False` stops after structure, dtype and shape: for a stored random draw.
     `reference`: where `expected` comes from, as explanations name it (a stored
     reference reads "expected (ONNX test data)").
     """
     with comparing_with(reference):
-        return _compare(expected, actual, rtol, atol, statistical, label)
+        return _compare(expected, actual, rtol, atol, statistical, values, label)
 
 
-def _compare(expected, actual, rtol, atol, statistical, label) -> Mismatch | None:
+def _compare(expected, actual, rtol, atol, statistical, values, label) -> Mismatch | None:
     pairs, mismatch = pair_outputs(expected, actual, label)
     if mismatch:
         return mismatch
     for i, (path, e, a) in enumerate(pairs):
-        mismatch = _compare_leaf(path, e, a, rtol, atol, statistical)
+        mismatch = _compare_leaf(path, e, a, rtol, atol, statistical, values)
         if mismatch:
-            return mismatch if statistical else _reordered(pairs, i, mismatch, rtol, atol)
+            return mismatch if statistical or not values else _reordered(pairs, i, mismatch, rtol, atol)
     return None
 
 
-def _compare_leaf(path, e, a, rtol, atol, statistical) -> Mismatch | None:
+def _compare_leaf(path, e, a, rtol, atol, statistical, values) -> Mismatch | None:
     if e is None or a is None:
         if e is None and a is None:
             return None
@@ -73,12 +75,14 @@ def _compare_leaf(path, e, a, rtol, atol, statistical) -> Mismatch | None:
         return Mismatch(Code.STRUCTURE_MISMATCH, f"{path}: {reference()} gives {e!r}, the backend {a!r}")
     # A Python scalar has no dtype of its own to hold the backend to.
     scalar = not isinstance(e, (torch.Tensor, np.ndarray)) or not isinstance(a, (torch.Tensor, np.ndarray, np.generic))
-    if statistical:
+    if statistical and values:
         return compare_samples(path, te, ta, same_dtype_required=not scalar)
     if te.dtype != ta.dtype and not scalar:
         return Mismatch(Code.DTYPE_MISMATCH, f"{path}: {reference()} gives {describe(te)}, the backend {describe(ta)}")
     if te.shape != ta.shape:
         return Mismatch(Code.SHAPE_MISMATCH, f"{path}: {reference()} gives {describe(te)}, the backend {describe(ta)}")
+    if not values:
+        return None
     return compare_values(path, te, ta, rtol, atol)
 
 

@@ -313,6 +313,13 @@ class RunningJob:
             return
         except Exception as e:
             it.timings["run"] = time.perf_counter() - start
+            if isinstance(e, CaseUnavailable) and e.skip:
+                # Compiled, but this runtime cannot run it (IREE's Python runtime has no int4 buffers).
+                it.done = True
+                skipped = results.skipped(it.case_id, backend.name, e.reason)
+                skipped.timings = it.timings
+                self._emit(skipped, it.run.extras)
+                return
             self._fail(backend, it, "run", classify_error("run", e, self.capture.since(mark)))
             return
         it.timings["run"] = time.perf_counter() - start
@@ -321,13 +328,15 @@ class RunningJob:
         start = time.perf_counter()
         for index, (expected, actual) in enumerate(zip(it.run.expected, outputs)):
             actual, mutated = split_mutations(actual, it.run.extras.get("mutations"))
-            reference = case.reference.label
-            mismatch = compare(expected, actual, rtol=case.rtol, atol=case.atol, statistical=case.nondeterministic, reference=reference)
+            judged = dict(
+                rtol=case.rtol, atol=case.atol, statistical=case.nondeterministic,
+                values=case.reference.values, reference=case.reference.label,
+            )
+            mismatch = compare(expected, actual, **judged)
             for input_index, value in mutated:
                 if mismatch is None:
                     mismatch = compare(
-                        it.run.inputs_after[index][input_index], value, rtol=case.rtol, atol=case.atol,
-                        statistical=case.nondeterministic, label=f"input {input_index} (updated in place)", reference=reference,
+                        it.run.inputs_after[index][input_index], value, label=f"input {input_index} (updated in place)", **judged,
                     )
             if mismatch:
                 it.timings[Stage.COMPARE] = time.perf_counter() - start

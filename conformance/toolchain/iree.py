@@ -27,7 +27,7 @@ import torch
 
 from conformance.backends.protocol import Backend, BatchFailure, CaseRun, NotRun, StageFailure, batched
 from conformance.taxonomy import Code
-from conformance.toolchain.arrays import to_numpy, to_tensor
+from conformance.toolchain.arrays import to_numpy, to_runtime, to_tensor
 from conformance.toolchain.iree_targets import DEFAULT, CompileTarget, compile_target, missing_device
 from conformance.toolchain.mlir import write_ir, write_ir_once
 from conformance.toolchain.tools import ToolError, run_tool
@@ -190,7 +190,7 @@ class IreeBackend(TorchMlirBackend):
         if "run" not in case_run.notes.get("reproducers", {}):
             self._reproduce_run(case_run, len(inputs))
         function = entry.compiled.function(entry.function)
-        outputs = function(*[to_numpy(t) for t in inputs])
+        outputs = function(*[to_runtime(t) for t in inputs])
         if isinstance(outputs, (tuple, list)):
             return unsigned_as_eager(tuple(from_iree(o) for o in outputs), case_run)
         return unsigned_as_eager(from_iree(outputs), case_run)

@@ -255,10 +255,12 @@ def declared_results(contract) -> list[tuple[str, list[int | None] | None, str |
 
 
 def check_result_types(contract, case_run: CaseRun) -> None:
-    """Raise TYPE_REFINEMENT when a declared result shape or dtype disagrees with eager."""
+    """Raise TYPE_REFINEMENT when a declared result shape or dtype disagrees with the reference (eager, or stored)."""
     from torch.utils._pytree import tree_flatten
 
     leaves = [t for t in tree_flatten(case_run.expected[0])[0] if isinstance(t, torch.Tensor)]
+    reference = case_run.case.reference.label  # eager, or a suite's stored outputs
+    judge = "PyTorch" if reference == "eager" else "the expected outputs"
     declared = declared_results(contract)
     if len(declared) != len(leaves):
         return  # a structure difference: the comparison reports it with the outputs in hand
@@ -275,8 +277,8 @@ def check_result_types(contract, case_run: CaseRun) -> None:
         op = producer.removeprefix("torch.") if producer and producer.startswith("torch.") else None
         raise StageFailure(
             Code.TYPE_REFINEMENT,
-            f"output {index}: IR says {ir_says}, eager gives {eager_gives}"
-            f"{f' (result of {op})' if op else ''}: a shape or dtype function disagrees with PyTorch",
+            f"output {index}: IR says {ir_says}, {reference} gives {eager_gives}"
+            f"{f' (result of {op})' if op else ''}: a shape or dtype function disagrees with {judge}",
             op=op,
-            details=f"declared result types: {[d[0] for d in declared]}; eager: {[describe(t) for t in leaves]}",
+            details=f"declared result types: {[d[0] for d in declared]}; {reference}: {[describe(t) for t in leaves]}",
         )

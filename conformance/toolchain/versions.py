@@ -13,7 +13,7 @@ from importlib import metadata
 
 from conformance.toolchain.tools import tosa_tools_prefixes, tosa_tools_site
 
-PACKAGES = ["torch", "torch-mlir", "iree-base-compiler", "iree-base-runtime", "transformers", "numpy"]
+PACKAGES = ["torch", "torch-mlir", "iree-base-compiler", "iree-base-runtime", "transformers", "numpy", "onnx", "onnxscript", "onnx-ir"]
 
 
 @functools.cache

@@ -1,0 +1,293 @@
+"""The ONNX frontend: ONNX models through torch-mlir's ONNX importer to the torch backend contract.
+
+    export      a torch case: torch.export (as the torch frontend runs it), then
+                torch.onnx's dynamo exporter; an ONNX case: its own model, as it is
+    import      onnx.checker, ONNX shape inference with data propagation, then
+                torch-mlir's ONNX importer, as torch-mlir-import-onnx does it:
+                one `torch.operator "onnx.<Op>"` per node
+    onnx2torch  func.func(convert-torch-onnx-to-torch). An op torch-mlir has no
+                conversion for at all is left in place without a word, so the
+                stage looks for what is left; an op whose conversion refuses the
+                node fails the pass
+    contract    torch-onnx-to-torch-backend-pipeline, then the type check against
+                the reference (as the torch frontend's contract stage does)
+    lower       the torch frontend's: torch -> the backend's dialect (`pipeline`)
+
+The first four are `@shared` by the ONNX backends. Nodes without a name are
+named `<OpType>_<i>` before import: the importer makes a node's name its
+location, so every later diagnostic points at the node it is about.
+
+OnnxIreeBackend compiles and runs the lowered module as the IREE backends
+do, with two runtime details of ONNX's own: int4/uint4 graph inputs and
+outputs cannot cross IREE's Python runtime (compiled, then SKIP), and
+unsigned results, which IREE hands back as signed, are read as the
+reference's unsigned dtype.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import torch
+
+from conformance.backends.protocol import CaseRun, shared
+from conformance.cases.spec import Case, CaseUnavailable
+from conformance.onnx_graph import kinds_and_elements, nodes, type_text
+from conformance.toolchain.iree import IreeBackend
+from conformance.toolchain.mlir import opt_command, run_pipeline, walk, write_ir
+from conformance.toolchain.torch_mlir import TorchMlirBackend, check_result_types
+
+IMPORT_TOOL = "torch-mlir-import-onnx"
+ONNX_TO_TORCH = "builtin.module(func.func(convert-torch-onnx-to-torch))"
+CONTRACT = "builtin.module(torch-onnx-to-torch-backend-pipeline)"
+# The line the onnx2torch stage raises with, naming the ONNX ops left in the module
+# (read by conformance.classify.onnx).
+UNCONVERTED_ONNX = "ONNX ops left unconverted:"
+# Graph inputs and outputs whose types cannot cross torch-mlir's backend contract
+# and IREE's function ABI, which take tensors only.
+CONTAINERS = ("sequence_type", "map_type", "sparse_tensor_type")
+
+
+class UnconvertedOps(Exception):
+    """convert-torch-onnx-to-torch left ONNX ops in place: torch-mlir has no conversion for them."""
+
+
+class OnnxFrontend(TorchMlirBackend):
+    """A torch-mlir backend fed ONNX: torch cases through torch.onnx.export, ONNX cases as they are."""
+
+    stages = ("export", "import", "onnx2torch", "contract", "lower", "run")
+    formats = ("torch", "onnx")
+
+    def not_applicable(self, case: Case) -> str | None:
+        reason = super().not_applicable(case)
+        if reason is None and case.format == "onnx":
+            reason = unsupported_graph(case.build())
+        return reason
+
+    @shared("onnx.export")
+    def export(self, _, case_run: CaseRun):
+        if case_run.case.format == "onnx":
+            return case_run.module  # the case is the model
+        program = super().export(None, case_run)  # torch.export, as the torch frontend runs it
+        return torch_to_onnx(program)
+
+    @shared("onnx.import")
+    def import_(self, model, case_run: CaseRun):
+        model = with_node_names(model)
+        case_run.extras["onnx_ops"] = sorted({node.op_type for node in nodes(model.graph)})
+        case_run.reproduce(
+            "import",
+            {"model.onnx": lambda path: path.write_bytes(model.SerializeToString())},
+            [IMPORT_TOOL, "model.onnx", "-o", "imported.mlir"],
+        )
+        return import_model(model)
+
+    @shared("onnx2torch")
+    def onnx2torch(self, imported, case_run: CaseRun):
+        case_run.reproduce(
+            "onnx2torch", {"input.mlir": lambda path: write_ir(imported, path)}, opt_command(ONNX_TO_TORCH, "input.mlir")
+        )
+        converted = imported.clone()
+        run_pipeline(converted, ONNX_TO_TORCH)
+        left = unconverted_ops(converted)
+        if left:
+            raise UnconvertedOps(f"{UNCONVERTED_ONNX} {', '.join(left)}\n" + "\n".join(left.values()))
+        return converted
+
+    @shared("onnx.contract")
+    def contract(self, converted, case_run: CaseRun):
+        case_run.reproduce(
+            "contract", {"input.mlir": lambda path: write_ir(converted, path)}, opt_command(CONTRACT, "input.mlir")
+        )
+        contract = converted.clone()
+        run_pipeline(contract, CONTRACT)
+        check_result_types(contract, case_run)
+        return contract
+
+
+class OnnxIreeBackend(OnnxFrontend, IreeBackend):
+    """The ONNX frontend, a torch-mlir lowering `pipeline`, compiled and run by IREE as IreeBackend does."""
+
+    stages = ("export", "import", "onnx2torch", "contract", "lower", "compile", "run")
+
+    def run(self, entry, inputs: list[torch.Tensor], case_run: CaseRun):
+        if case_run.case.format == "onnx":
+            reason = unrunnable_graph(case_run.module)
+            if reason:
+                raise CaseUnavailable(reason, skip=True)
+        outputs = super().run(entry, inputs, case_run)
+        return read_as_reference(outputs, case_run.expected[0])
+
+
+# -- export --------------------------------------------------------------------
+
+
+@functools.cache
+def _exporter_registry():
+    from torch.onnx import _constants
+    from torch.onnx._internal.exporter import _registration
+
+    return _registration.ONNXRegistry.from_torchlib(opset_version=_constants.ONNX_DEFAULT_OPSET)
+
+
+def torch_to_onnx(program):
+    """`torch.onnx.export(program, dynamo=True).model_proto`, with its registry built once per process.
+
+    torch.onnx.export rebuilds its registry of ONNX decompositions on every
+    call: 4 of the 5 s it takes to export one op here. With torch pinned, the
+    exporter it calls with that registry is called directly, with a kept one
+    (the same model comes out: same opset, same nodes).
+    """
+    from torch.onnx import _constants
+    from torch.onnx._internal.exporter import _core
+
+    exported = _core.export(
+        program, registry=_exporter_registry(), opset_version=_constants.ONNX_DEFAULT_OPSET, optimize=True, verbose=False
+    )
+    return exported.model_proto
+
+
+# -- import --------------------------------------------------------------------
+
+
+def with_node_names(model):
+    """`model`, or a copy whose unnamed nodes are named `<OpType>_<i>` (i: the node's place in `nodes`)."""
+    if all(node.name for node in nodes(model.graph)):
+        return model
+    import onnx
+
+    named = onnx.ModelProto()
+    named.CopyFrom(model)
+    taken = {node.name for node in nodes(named.graph)}
+    for index, node in enumerate(nodes(named.graph)):
+        if not node.name:
+            name = f"{node.op_type}_{index}"
+            while name in taken:
+                name += "_"
+            node.name = name
+            taken.add(name)
+    return named
+
+
+def import_model(model):
+    """An ONNX model as a torch-dialect module (an Operation in a context of its own), its function named @main.
+
+    The same steps as torch-mlir-import-onnx with its defaults: the checker,
+    shape inference with data propagation, the importer's default config
+    (its function-expansion lists), verification.
+    """
+    import onnx
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_dialect
+    from torch_mlir.extras import onnx_importer
+
+    onnx.checker.check_model(model)
+    inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    context = ir.Context()
+    torch_dialect.register_dialect(context)
+    info = onnx_importer.ModelInfo(inferred, config=onnx_importer.Config())
+    module = info.create_module(context=context).operation
+    onnx_importer.NodeImporter.define_function(info.main_graph, module).import_all()
+    module.verify()
+    # The function is named after the graph, any string; IREE and the reproducers call @main.
+    for op in module.regions[0].blocks[0].operations:
+        if op.operation.name == "func.func" and "sym_visibility" not in op.operation.attributes:
+            op.operation.attributes["sym_name"] = ir.StringAttr.get("main", context)
+    return module
+
+
+def unconverted_ops(module) -> dict[str, str]:
+    """{ONNX op name: the first of its ops, as printed with its location}, for the ops a conversion left behind."""
+    left: dict[str, str] = {}
+    for op in walk(module):
+        if op.name == "torch.operator":
+            name = str(op.attributes["name"]).strip('"')
+            if name.startswith("onnx.") and name not in left:
+                left[name] = f"{op.location}: {op.get_asm(large_elements_limit=16).strip().splitlines()[0]}"
+    return left
+
+
+# -- what the importer, the backend contract and IREE's runtime take ----------------
+
+
+def _graph_values(model):
+    """(what, value info) for each graph input and output: ("graph input 'x'", ValueInfoProto)."""
+    for where, values in (("graph input", model.graph.input), ("graph output", model.graph.output)):
+        for value in values:
+            yield f"{where} '{value.name}'", value
+
+
+@functools.cache
+def _importer_element_types() -> frozenset[int]:
+    """The ONNX element types torch-mlir's ONNX importer has an MLIR type for."""
+    from torch_mlir.extras import onnx_importer
+
+    return frozenset(onnx_importer.ELEM_TYPE_TO_IR_TYPE_CB)
+
+
+def unsupported_graph(model) -> str | None:
+    """Why no torch-mlir backend can take `model` at all (a SKIP before any stage), or None.
+
+    Graph inputs and outputs must be tensors (an optional tensor is fed as a
+    tensor) of an element type the importer has and some lowering takes;
+    initializers, of an element type the importer has.
+    """
+    from onnx import TensorProto
+
+    known = _importer_element_types()
+    for what, value in _graph_values(model):
+        kinds, elements = kinds_and_elements(value.type)
+        text = type_text(value.type)
+        if kinds & set(CONTAINERS) or not kinds & {"tensor_type"}:
+            return f"{what} is {text}: torch-mlir's backend contract and IREE's functions take tensors only"
+        if TensorProto.STRING in elements:
+            return f"{what} is {text}: no torch-mlir lowering takes strings (!torch.str), nor does IREE's runtime"
+        missing = sorted(elements - known)
+        if missing:
+            return f"{what} is {text}: torch-mlir's ONNX importer has no MLIR type for {TensorProto.DataType.Name(missing[0])}"
+    for initializer in model.graph.initializer:
+        if initializer.data_type not in known:
+            name = TensorProto.DataType.Name(initializer.data_type)
+            return f"initializer '{initializer.name}' is tensor<{name}>: torch-mlir's ONNX importer has no MLIR type for {name}"
+    return None
+
+
+def unrunnable_graph(model) -> str | None:
+    """Why IREE's Python runtime cannot run `model` once compiled (a SKIP at `run`), or None."""
+    from onnx import TensorProto
+
+    sub_byte = {TensorProto.INT4, TensorProto.UINT4}
+    for what, value in _graph_values(model):
+        _, elements = kinds_and_elements(value.type)
+        if elements & sub_byte:
+            return f"{what} is {type_text(value.type)}: IREE's Python runtime cannot pass int4 or uint4 buffers (compiled, not run)"
+    return None
+
+
+# -- run -------------------------------------------------------------------------
+
+
+def read_as_reference(outputs: Any, expected: Any) -> Any:
+    """`outputs`, each integer output read as its reference's unsigned dtype where only the signedness differs.
+
+    IREE's integers are signless and its runtime returns them signed: a uint8
+    result comes back as int8 holding the same bytes.
+    """
+    from torch.utils._pytree import tree_flatten, tree_unflatten
+
+    flat, spec = tree_flatten(outputs)
+    reference, _ = tree_flatten(expected)
+    if len(flat) != len(reference):
+        return outputs  # a structure difference: the comparison reports it
+    return tree_unflatten([_read_as(actual, wanted) for actual, wanted in zip(flat, reference)], spec)
+
+
+def _read_as(actual, wanted):
+    if not (isinstance(actual, torch.Tensor) and isinstance(wanted, torch.Tensor)):
+        return actual
+    unsigned = wanted.dtype in (torch.uint8, torch.uint16, torch.uint32, torch.uint64)
+    signed = actual.dtype in (torch.int8, torch.int16, torch.int32, torch.int64)
+    if unsigned and signed and actual.element_size() == wanted.element_size():
+        return actual.view(wanted.dtype)
+    return actual

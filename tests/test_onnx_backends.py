@@ -1,0 +1,100 @@
+"""The ONNX backends, run for real: hand-built ONNX cases, ONNX's own node tests, torch cases through torch.onnx.export.
+
+One engine runs every pair below as jobs of the real supervised runner.
+"""
+
+import pytest
+
+from conformance.execution.engine import Engine
+from conformance.execution.planning import plan_jobs
+from conformance.execution.settings import Settings
+from tests.conftest import FIXTURES
+
+HAND_BUILT = ["onnx.abs", "onnx.abs_wrong", "onnx.add_u8", "onnx.cast_f8", "onnx.cast_i4", "onnx.bernoulli"]
+NODE_TESTS = ["onnx-node:test_abs", "onnx-node:test_attention_3d", "onnx-node:test_scatter_elements_with_axis", "onnx-node:test_identity_sequence"]
+TORCH_CASES = ["tanh", "add.broadcast"]
+PAIRS = (
+    [(c, "onnx-linalg") for c in HAND_BUILT + NODE_TESTS + TORCH_CASES]
+    + [(c, b) for c in ("onnx.abs", "tanh") for b in ("onnx-tosa", "onnx-stablehlo")]
+    + [("onnx.abs", "linalg")]
+)
+
+
+@pytest.fixture(scope="module")
+def results():
+    settings = Settings(
+        backends=["onnx-linalg", "onnx-tosa", "onnx-stablehlo", "linalg"],
+        case_paths=[str(FIXTURES / "onnx_cases")],
+        suites=["default", "onnx-node"],
+        batch_size=8,
+    )
+    engine = Engine(settings)
+    try:
+        out = {}
+        for job in plan_jobs(PAIRS, 8):
+            out.update({r.key: r for r in engine.run(job)})
+        return out
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("pair", [("onnx.abs", "onnx-linalg"), ("onnx.abs", "onnx-tosa"), ("onnx.abs", "onnx-stablehlo"), ("onnx-node:test_abs", "onnx-linalg")])
+def test_an_onnx_model_passes_every_stage_of_the_onnx_backends(results, pair):
+    result = results[pair]
+    assert result.passed, result
+    assert {"export", "import", "onnx2torch", "contract", "lower", "compile", "run", "compare"} <= set(result.timings)
+    assert result.extras["onnx_ops"] == ["Abs"]
+
+
+@pytest.mark.parametrize("pair", [("tanh", "onnx-linalg"), ("add.broadcast", "onnx-linalg"), ("tanh", "onnx-tosa"), ("tanh", "onnx-stablehlo")])
+def test_torch_cases_run_through_torch_onnx_export(results, pair):
+    result = results[pair]
+    assert result.passed, result
+    assert result.extras["aten_ops"] and result.extras["onnx_ops"]
+
+
+def test_a_mismatch_names_the_onnx_test_data_as_the_reference(results):
+    result = results[("onnx.abs_wrong", "onnx-linalg")]
+    assert (result.stage, result.code) == ("compare", "NUMERIC_MISMATCH"), result
+    assert "(expected 2.5, got 1.5)" in result.explanation and "rtol=0.001, atol=1e-07" in result.explanation
+
+
+def test_unsigned_results_pass_though_iree_hands_them_back_signed(results):
+    assert results[("onnx.add_u8", "onnx-linalg")].passed, results[("onnx.add_u8", "onnx-linalg")]
+
+
+def test_a_refused_conversion_names_the_onnx_op_and_its_node(results):
+    # The model's Cast node has no name: it is named Cast_0 before import, and the diagnostic points at it.
+    result = results[("onnx.cast_f8", "onnx-linalg")]
+    assert (result.stage, result.code, result.op) == ("onnx2torch", "UNSUPPORTED_OP", "onnx.Cast"), result
+    assert result.explanation == "torch-mlir's conversion of onnx.Cast refused node Cast_0 (f32 -> f8E4M3FN; to = 17)"
+
+
+def test_an_op_without_any_conversion_is_named_from_what_the_conversion_left(results):
+    result = results[("onnx-node:test_attention_3d", "onnx-linalg")]
+    assert (result.stage, result.code, result.op) == ("onnx2torch", "UNSUPPORTED_OP", "onnx.Attention"), result
+    assert "left it in place" in result.explanation and 'loc("Attention_0")' in result.details
+
+
+def test_int4_on_the_boundary_compiles_then_is_skipped_at_run(results):
+    result = results[("onnx.cast_i4", "onnx-linalg")]
+    assert result.status == "skip", result
+    assert "cannot pass int4 or uint4 buffers" in result.explanation
+    assert result.timings.get("compile", 0) > 0  # it went through every stage the runtime does not limit
+
+
+def test_a_random_draw_passes_on_shape_and_dtype(results):
+    assert results[("onnx.bernoulli", "onnx-linalg")].passed, results[("onnx.bernoulli", "onnx-linalg")]
+
+
+def test_tm_tensor_ops_reach_iree_as_tm_tensor_input(results):
+    # torch-mlir's linalg output keeps tm_tensor.scatter, which IREE takes only with --iree-input-type=tm_tensor.
+    result = results[("onnx-node:test_scatter_elements_with_axis", "onnx-linalg")]
+    assert result.passed, result
+
+
+def test_what_no_onnx_backend_or_other_format_takes_is_skip_with_the_reason(results):
+    sequence = results[("onnx-node:test_identity_sequence", "onnx-linalg")]
+    assert sequence.status == "skip" and "is sequence<tensor<FLOAT>>" in sequence.explanation
+    torch_only = results[("onnx.abs", "linalg")]
+    assert (torch_only.status, torch_only.explanation) == ("skip", "linalg does not take onnx cases (it takes torch)")
