@@ -127,5 +127,6 @@ def test_a_bundle_for_a_case_from_elsewhere_reruns_it_with_its_source(results):
     by_pair, _, artifacts = results
     assert by_pair[("stored.shape", "scripted")].artifacts
     script = (artifacts / "stored.shape" / "scripted" / "reproduce.sh").read_text()
-    assert f"--cases={SOURCE}" in script and "--backend=scripted" in script and "--case=stored.shape" in script
+    # The backend as the run named it (a plugged-in one by its file:ATTR spec), the case with its source.
+    assert f"--cases={SOURCE}" in script and "fake_backends.py:SCRIPTED" in script and "--case=stored.shape" in script
     assert (artifacts / "stored.shape" / "scripted" / "expected" / "set0" / "0.npy").exists()
