@@ -169,7 +169,7 @@ def test_pytest_fails_on_a_flaky_pair_and_an_entry_for_one_of_its_failures_turns
     red = run_registry(*args, env=env)
     assert red.returncode == 1, red
     assert red.results["tanh[alternating]"]["status"] == "flaky" and red.results["tanh[alternating]"]["verdict"] == "FLAKY"
-    assert "tanh[alternating]: FLAKY" in red.output and "run 1 failed at compare with NUMERIC_MISMATCH" in red.output
+    assert "tanh[alternating] - FLAKY: " in red.output and "run 1 failed at compare with NUMERIC_MISMATCH" in red.output
     assert "flaky pairs (1)" in red.output and "tanh[alternating] (fails the run)" in red.output
     assert "flaky, left as it was (its runs disagree): tanh" in red.output
     assert "tanh" not in XfailSet.load(xfails, "alternating").entries  # the update wrote nothing for it

@@ -61,7 +61,7 @@ def test_a_small_run_writes_every_file_and_a_valid_summary(tmp_path):
     summary = json.loads((directory / "summary.json").read_text())
     jsonschema.validate(summary, json.loads(SCHEMA_PATH.read_text()))
     assert summary["matrix"] == {"cases": 5, "backends": ["eager", "scripted"], "results": 10}
-    assert summary["backends"]["eager"]["by_status"] == {"pass": 5, "fail": 0, "skip": 0, "compiled": 0}
+    assert summary["backends"]["eager"]["by_status"] == {"pass": 5, "fail": 0, "skip": 0, "flaky": 0, "compiled": 0}
     assert summary["backends"]["scripted"]["by_code"] == {"NUMERIC_MISMATCH": 1, "UNSUPPORTED_OP": 1}
     assert summary["backends"]["scripted"]["pass_rate"] == 0.6
     groups = {(g["backend"], g["code"], g["op"]) for g in summary["root_causes"]}

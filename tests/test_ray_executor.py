@@ -102,7 +102,7 @@ def test_an_actor_lost_twice_has_its_pairs_reported_naming_the_node(tmp_path):
     results = verdicts(report_dir(tmp_path))
     assert len(results) == len(CASES) * 2
     failed = {k: v for k, v in results.items() if v[0] != "pass"}
-    assert list(failed) == [("tanh", "kill-parent")]  # the other cases of its job were re-run, one job per case
+    assert list(failed) == [("tanh", "kill-parent")]  # the other pairs of its job were re-run, one job per pair
     _, stage, code, _, explanation = failed[("tanh", "kill-parent")]
     assert (stage, code) == ("case", "CRASH")
     assert re.match(r"the Ray actor running this pair was lost twice, on node [0-9a-f]{8} \(\S+\) then on node [0-9a-f]{8} \(\S+\)", explanation)

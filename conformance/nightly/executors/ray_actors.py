@@ -192,12 +192,11 @@ class RayExecutor:
             return []
         lost_on = [*entry.job.lost_on, where]
         if len(lost_on) == 1:
-            # One job per case: if the job itself brought the actor down, a second loss blames that case alone.
+            # One job per pair: if a pair brought the actor down, a second loss blames that pair alone
+            # (with one job per case, another backend's pair of the same case could die with it,
+            # its result still in flight). Shared stages are redone per pair: only after a loss.
             self.requeued += len(pairs)
-            by_case: dict[str, list[Pair]] = {}
-            for pair in pairs:
-                by_case.setdefault(pair[0], []).append(pair)
-            queue.extendleft(Job(case_pairs, lost_on) for case_pairs in reversed(by_case.values()))
+            queue.extendleft(Job([pair], lost_on) for pair in reversed(pairs))
             print(f"conformance: lost the Ray actor on {where} ({first_line(error)}); "
                   f"its {len(pairs)} unfinished pairs are re-queued", file=sys.stderr)  # fmt: skip
             return []
