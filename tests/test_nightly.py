@@ -110,6 +110,23 @@ def test_resume_restores_the_runs_options_and_refuses_conflicting_ones_by_name(t
     assert again.returncode == 0 and "0 (case, backend) pairs to run (4 already done)" in again.stderr, again.stderr
 
 
+def test_resuming_a_run_json_without_recorded_options_keeps_its_backends(tmp_path):
+    """A run.json written before options were recorded still names its backends: a resume without
+    --backend runs those, never every shipped backend."""
+    first = nightly("--backend", "eager", "-k", "tanh or double", "--output-dir", str(tmp_path))
+    assert first.returncode == 0, first.stderr
+    directory = report_dir(tmp_path)
+    run = json.loads((directory / "run.json").read_text())
+    del run["run_options"]
+    (directory / "run.json").write_text(json.dumps(run))
+    lines = (directory / "results.jsonl").read_text().splitlines()
+    (directory / "results.jsonl").write_text(lines[0] + "\n")  # one pair left to run
+    resumed = nightly("--resume", str(directory), "-k", "tanh or double")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "1 (case, backend) pairs to run (1 already done)" in resumed.stderr
+    assert {backend for _, backend in results_of(directory)} == {"eager"}
+
+
 def comparable(directory: Path) -> tuple:
     """What a sharded-and-merged run must share with the unsharded one (timings aside)."""
     results = {k: (r["status"], r["stage"], r["code"], r["op"], r["explanation"]) for k, r in results_of(directory).items()}

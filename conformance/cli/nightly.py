@@ -51,6 +51,11 @@ def backend_specs(args) -> list[str]:
         kept = resume.recorded(Path(args.resume)) or {}
         if kept.get(ro.BACKEND.dest):
             return kept[ro.BACKEND.dest]
+        # A run.json from before options were recorded still names its backends: never widen
+        # a resumed run to every shipped backend.
+        recorded_names = resume.recorded_backends(Path(args.resume))
+        if recorded_names:
+            return recorded_names
     return ro.parse_backends(args.backend) or loader.matrix_names()
 
 

@@ -63,6 +63,13 @@ def recorded(directory: Path) -> dict | None:
     return json.loads((Path(directory) / RUN).read_text()).get(KEY)
 
 
+def recorded_backends(directory: Path) -> list[str]:
+    """The backends run.json names (every run.json has them, options recorded or not)."""
+    from conformance.report.build import RUN
+
+    return list(json.loads((Path(directory) / RUN).read_text()).get("backends") or [])
+
+
 def restore(args, kept: dict, options, result_options, directory) -> None:
     """Take back from `kept` (run.json's record) every option not given; refuse a given one that
     changes results and differs from the run's, naming both values."""
