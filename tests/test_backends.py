@@ -19,12 +19,15 @@ DYNAMIC = "add.dynamic"
 TM_TENSOR = ["index_add", "sort"]
 # Backend-legal for linalg in torch-mlir's own e2e config: its decomposition fails where the sizes do not divide.
 LINALG_LEGAL = ["adaptive_max_pool2d", "adaptive_max_pool2d.indices"]
+# torch-mlir's TOSA holds tensor arith.constants here (its contract allows them), which tosa-opt cannot serialize.
+ARITH_CONSTANTS = ["zeros_like", "as_strided"]
 # uint8 and 0-d bfloat16 outputs: what the module hands back needs reading right.
 OUTPUT_TYPES = [("add.u8", "linalg"), ("sum.bf16", "torch")]
 PAIRS = (
     [(c, b) for c in BASICS + [DYNAMIC] for b in BACKENDS]
     + [("atanh", "tosa"), ("lenet5", "tosa-ref"), ("diagonal", "stablehlo")]
     + [(c, "linalg") for c in TM_TENSOR + LINALG_LEGAL]
+    + [(c, "tosa-ref") for c in ARITH_CONSTANTS]
     + OUTPUT_TYPES
 )
 
@@ -92,6 +95,13 @@ def test_linalg_keeps_the_ops_torch_mlirs_linalg_config_keeps_backend_legal(resu
     # Decomposed, adaptive_max_pool2d 8x7 -> 3x5 became max_pool2d behind `runtime.assert false`
     # and an invalid tensor.cast: VERIFIER_ERROR, blamed on torch-mlir for our contract options.
     result = results[(case, "linalg")]
+    assert result.passed, result
+
+
+@pytest.mark.parametrize("case", ARITH_CONSTANTS)
+def test_tosa_ref_serializes_the_arith_constants_torch_mlirs_tosa_contract_allows(results, case):
+    # They were UNSUPPORTED_OP (arith.constant) at compile, blamed on torch-mlir for its own contract.
+    result = results[(case, "tosa-ref")]
     assert result.passed, result
 
 
