@@ -96,3 +96,20 @@ def test_a_replay_of_a_hanging_stage_ends_after_the_case_timeout(tmp_path):
     replayed = replay(bundle, timeout=120)  # `sleep 1000` unless the script stops it
     assert replayed.returncode == 124, replayed
     assert "sleep was still running after 3 s: stopped (the hang reproduces)" in replayed.stderr
+
+
+def test_an_iree_replay_runs_every_input_set_so_a_failure_at_the_second_set_reproduces(tmp_path):
+    # linear.dyn_no_bias runs at n=1, then n=3: torch-mlir's linalg lowering casts the dynamic dim to 1,
+    # so only the second input set fails. A replay of set 0 alone passed: "reproduced" nothing.
+    engine = Engine(Settings(backends=["linalg"], artifacts=str(tmp_path), case_timeout=300))
+    try:
+        [result] = engine.run([("linear.dyn_no_bias", "linalg")])
+    finally:
+        engine.close()
+    assert (result.stage, result.code) == ("run", "RUNTIME_ERROR"), result
+    bundle = tmp_path / "linear.dyn_no_bias" / "linalg"
+    script = (bundle / "reproduce.sh").read_text()
+    assert "--input=@inputs/set0/0.npy" in script and "--input=@inputs/set1/0.npy" in script
+    replayed = replay(bundle)
+    assert replayed.returncode != 0, replayed
+    assert "input0 shape dimension 1 mismatch" in replayed.stdout + replayed.stderr, replayed

@@ -504,3 +504,11 @@ def test_selective_from_pytest_as_a_user_runs_it(run_registry):
     assert layer_norm["extras"]["custom_ops"] == {"aten.layer_norm.default": "converted"}
     assert layer_norm["extras"]["custom_op_count"] == 1
     assert gelu["extras"]["custom_op_count"] == 0  # not chosen: lowered by torch-mlir's TOSA pipeline
+
+
+def test_selective_reads_uint8_results_as_eager_gives_them(run_registry):
+    # The TOSA segments are signless: IREE hands uint8 back as int8, as for the tosa backend, which
+    # reads them as eager's dtype; tosa-selective did not, so its u8 cases were DTYPE_MISMATCH.
+    run = run_registry("--backend=tosa-selective", "--no-xfail", "--case=bitwise_and.u8", cases=None, default_cases=True)
+    result = run.results["bitwise_and.u8[tosa-selective]"]
+    assert result["status"] == "pass", result

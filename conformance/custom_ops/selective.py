@@ -33,7 +33,7 @@ from conformance.toolchain.iree import TARGET_FLAGS, Compiled, from_iree, iree_c
 from conformance.toolchain.arrays import to_numpy
 from conformance.toolchain.mlir import write_ir
 from conformance.toolchain.tools import run_tool
-from conformance.toolchain.torch_mlir import TorchMlirBackend, import_program
+from conformance.toolchain.torch_mlir import TorchMlirBackend, import_program, unsigned_as_eager
 
 CUSTOM_OPS = Option(
     ("--custom-ops",),
@@ -143,4 +143,5 @@ class SelectiveBackend(TorchMlirBackend):
             outputs = executable.plan.run(list(inputs), call_segment)
         except partition.PartitionError as e:
             raise StageFailure(Code.RUNTIME_ERROR, str(e)) from None
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        # Signless segments hand uint8 back as int8, as every IREE module does: read them as eager's.
+        return unsigned_as_eager(outputs[0] if len(outputs) == 1 else tuple(outputs), case_run)

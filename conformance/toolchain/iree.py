@@ -188,16 +188,18 @@ class IreeBackend(TorchMlirBackend):
         if absent:
             raise NotRun(f"compiled for {self.target.label}; not run: no {self.target.driver} device ({absent})")
         if "run" not in case_run.notes.get("reproducers", {}):
-            self._reproduce_run(case_run, len(inputs))
+            self._reproduce_run(case_run)
         function = entry.compiled.function(entry.function)
         outputs = function(*[to_runtime(t) for t in inputs])
         if isinstance(outputs, (tuple, list)):
             return unsigned_as_eager(tuple(from_iree(o) for o in outputs), case_run)
         return unsigned_as_eager(from_iree(outputs), case_run)
 
-    def _reproduce_run(self, case_run: CaseRun, inputs: int) -> None:
-        """Compile the case alone and run it on input set 0, checking eager's outputs.
+    def _reproduce_run(self, case_run: CaseRun) -> None:
+        """Compile the case alone and run it on every input set, checking the reference's outputs.
 
+        One iree-run-module per input set, in order: a case that fails only at
+        its second set (a dynamic dim at another size) fails the replay there.
         The IR is the one handed to the compiler or to the compile cache (whose
         hit skipped the compiler), printed once; a case compiled in a batch
         without the cache prints its own. A case found by its case key has it
@@ -212,20 +214,23 @@ class IreeBackend(TorchMlirBackend):
             write_input = lambda path: write_ir(lowered, path, self.generic_form)
         else:
             return
-        outputs = tree_flatten(case_run.expected[0])[0]
-        case_run.reproduce(
-            "run",
-            {"input.mlir": write_input},
-            self.compile_command("input.mlir", "module.vmfb", tool="iree-compile"),
-            [
+        runs = []
+        for index, (inputs, expected) in enumerate(zip(case_run.inputs, case_run.expected)):
+            outputs = tree_flatten(expected)[0]
+            runs.append([
                 "iree-run-module",
                 "--module=module.vmfb",
                 f"--device={self.target.driver}",
                 "--function=main",
-                *(f"--input=@inputs/set0/{i}.npy" for i in range(inputs)),
-                *(f"--expected_output=@expected/set0/{j}.npy" for j in range(len(outputs))),
+                *(f"--input=@inputs/set{index}/{i}.npy" for i in range(len(inputs))),
+                *(f"--expected_output=@expected/set{index}/{j}.npy" for j in range(len(outputs))),
                 *tolerance_flags(case_run.case, outputs),
-            ],
+            ])
+        case_run.reproduce(
+            "run",
+            {"input.mlir": write_input},
+            self.compile_command("input.mlir", "module.vmfb", tool="iree-compile"),
+            *runs,
         )
 
 

@@ -1,5 +1,15 @@
 """The Arm TOSA reference model as a backend: serialize with tosa-opt, run tosa_reference_model.
 
+torch-mlir's TOSA backend contract is TOSA plus a few ops of other dialects
+(VerifyTosaBackendContract.cpp: `arith.constant`, `arith.extsi`,
+`tensor.cast` where their types are legal), and its output does hold tensor
+`arith.constant`s (zeros_like, new_ones, gather indices, ...). IREE takes
+them; tosa-opt's serializer knows TOSA ops only ("unsupported tosa operator
+arith.constant") and has no pass converting them. So the lowering ends by
+turning each tensor `arith.constant` into the `tosa.const` holding the same
+value: the TOSA torch-mlir's contract means, in the only form the reference
+tools read. Validation then judges its element type like any TOSA constant.
+
 tosa-tools lives in a virtualenv of its own; toolchain/tools.py says where.
 """
 
@@ -16,7 +26,7 @@ import torch
 from conformance.backends.protocol import CaseRun, StageFailure
 from conformance.taxonomy import Code
 from conformance.toolchain.arrays import to_numpy, to_tensor
-from conformance.toolchain.mlir import write_ir_once
+from conformance.toolchain.mlir import walk, write_ir_once
 from conformance.toolchain.tools import ToolError, run_tool, tosa_tools_prefixes, tosa_tools_site
 from conformance.toolchain.torch_mlir import TorchMlirBackend, unsigned_as_eager
 
@@ -79,6 +89,11 @@ class TosaReferenceBackend(TorchMlirBackend):
     pipeline = "torch-backend-to-tosa-backend-pipeline"
     cache_stage = "compile"
 
+    def lower(self, contract, case_run: CaseRun):
+        lowered = super().lower(contract, case_run)
+        tosa_constants(lowered)
+        return lowered
+
     def cache_input(self, lowered, case_run: CaseRun) -> Path:
         # Generic form: tosa-tools' MLIR is a third build, and generic form parses everywhere.
         return write_ir_once(lowered, case_run, "model.mlir", generic=True)
@@ -130,6 +145,22 @@ class TosaReferenceBackend(TorchMlirBackend):
             raise ToolError("tosa_reference_model", 0, f"wrote no {', '.join(missing)}\n{proc.stdout}\n{proc.stderr}")
         outputs = [to_tensor(np.load(workdir / f)) for f in ofm]
         return unsigned_as_eager(outputs[0] if len(outputs) == 1 else tuple(outputs), case_run)
+
+
+def tosa_constants(module) -> int:
+    """Turn every tensor `arith.constant` of `module` into a `tosa.const` of the same value; return how many."""
+    from torch_mlir import ir
+
+    constants = [
+        op for op in walk(module)
+        if op.name == "arith.constant" and isinstance(op.results[0].type, ir.RankedTensorType)
+    ]
+    for op in constants:
+        with ir.InsertionPoint(op), op.location:
+            const = ir.Operation.create("tosa.const", results=[op.results[0].type], attributes={"values": op.attributes["value"]})
+        op.results[0].replace_all_uses_with(const.results[0])
+        op.erase()
+    return len(constants)
 
 
 def _copies(directory: Path, names: list[str]) -> dict:
