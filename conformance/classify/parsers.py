@@ -16,6 +16,7 @@ Parser = Callable[[str, str], "tuple[str, str | None, str] | None"]
 
 PARSERS: list[Parser] = [
     torch_export.parse,
+    torch_export.parse_decompositions,
     onnx.parse,
     mlir_types.parse,
     torch_mlir.parse_import,
