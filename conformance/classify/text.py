@@ -16,8 +16,26 @@ def clean(line: str) -> str:
     line = line.strip()
     line = _LOCATION.sub("", line)
     line = re.sub(r"^error:\s*", "", line)
+    line = _strip_callsite(line)
     line = _LOCATION.sub("", line)
     return _IR_TAIL.sub("", line).strip()
+
+
+def _strip_callsite(line: str) -> str:
+    """Without a leading `callsite("f.py":1:0 at "g.py":2:0): ` (strict export's locations), parentheses nested or not."""
+    if not line.startswith("callsite("):
+        return line
+    depth, quoted = 0, False
+    for i, char in enumerate(line):
+        if char == '"':
+            quoted = not quoted
+        elif not quoted and char == "(":
+            depth += 1
+        elif not quoted and char == ")":
+            depth -= 1
+            if depth == 0:
+                return line[i + 1 :].lstrip(": ").strip()
+    return line
 
 
 def first(pattern: re.Pattern, text: str) -> re.Match | None:
