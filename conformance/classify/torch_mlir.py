@@ -30,6 +30,9 @@ IMPORTER_STATIC = re.compile(r"(aten\.\w+)(?:\.\w+)? `([\w.]+)` must be (?:a )?s
 IMPORTER_UNIMPLEMENTED = re.compile(r"Unimplemented call_function: target=(?:<function (\w+)|<built-in function (\w+)|([\w.]+))")
 ORIGINAL_ATEN = re.compile(r"'original_aten': <OpOverload\(op='(aten\.\w+)'")
 UNCONVERTED_OPS = re.compile(rf"^{re.escape(UNCONVERTED)} (.+)$", re.M)
+# The function itself is illegal in the target: its signature holds non-tensor values (a forward
+# returning Python scalars), which the TOSA and linalg backend contracts do not take.
+FUNCTION_SIGNATURE = re.compile(r"failed to legalize operation 'func\.func'[^\n]*?function_type = \(([^)]*)\) -> \(?(.*?)\)?, sym_name")
 TARGETS = {"tosa": "tosa", "linalg": "linalg-on-tensors", "stablehlo": "stablehlo"}
 
 
@@ -78,6 +81,14 @@ def parse(stage: str, text: str):
     if not PIPELINE_FAILED.search(text):
         return None
     target = target_of(text)
+    signature = FUNCTION_SIGNATURE.search(text)
+    if signature:
+        scalars = [t.strip() for t in ",".join(signature.groups()).split(",") if t.strip() and not t.strip().startswith("tensor<")]
+        if scalars:
+            return Code.ILLEGAL_TYPE, None, (
+                f"the {target} backend contract takes tensors only, and the case's function passes or returns "
+                f"{', '.join(sorted(set(scalars)))} (Python scalars)"
+            )
     legalize = LEGALIZE.search(text)
     if legalize and legalize.group(1) == "torch.operator":
         # The FX importer had no definition for the op and wrapped it generically.
