@@ -89,6 +89,7 @@ def crash_site(text: str) -> tuple[str | None, str | None, str | None]:
 # address, a pid) would report the entry CHANGED on every update. The raw text
 # stays in the Result's details; the explanation keeps what is stable.
 
+_TERMINAL_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")  # colours some tools print (torch.onnx's exporter)
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.~/-])/(?:[\w.+@-]+/)*[\w.+@-]+")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
 _PID = re.compile(r"\b(pid|PID|process)([ =:#]+)\d+\b")
@@ -124,7 +125,9 @@ def _portable_path(match: re.Match) -> str:
 
 def stable(explanation: str) -> str:
     """`explanation` without what differs from run to run: this machine's paths made
-    project-relative (temp files by their name alone), addresses and pids elided."""
+    project-relative (temp files by their name alone), addresses and pids elided; and
+    without terminal colour codes."""
+    explanation = _TERMINAL_ESCAPE.sub("", explanation)
     explanation = _ABSOLUTE_PATH.sub(_portable_path, explanation)
     explanation = _ADDRESS.sub("0x…", explanation)
     return _PID.sub(lambda m: m.group(1), explanation)
