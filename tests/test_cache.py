@@ -129,6 +129,17 @@ def test_the_export_mode_is_part_of_the_key(tmp_path):
     assert "lower" in strict.timings  # another key: lowered again (the same IR then hits, not compiled)
 
 
+def test_an_onnx_case_is_keyed_by_its_model_and_a_warm_rerun_replays_it(tmp_path):
+    """An ONNX case's module is a ModelProto, not an nn.Module: no trace, no state_dict; its bytes key it."""
+    cases = ["onnx.abs", "onnx.abs_wrong"]  # a pass and a NUMERIC_MISMATCH against the stored reference
+    cold = run(tmp_path / "cache", FIXTURES / "onnx_cases", backend="onnx-linalg", cases=cases)
+    warm = run(tmp_path / "cache", FIXTURES / "onnx_cases", backend="onnx-linalg", cases=cases)
+    assert verdicts(warm) == verdicts(cold)
+    assert cold["onnx.abs"].passed and cold["onnx.abs_wrong"].code == "NUMERIC_MISMATCH", cold
+    for result in warm.values():
+        assert not {"import", "onnx2torch", "contract", "lower", "compile"} & set(result.timings), result.timings
+
+
 def test_corrupt_entries_are_detected_and_rebuilt(tmp_path):
     cache_dir = tmp_path / "cache"
     run(cache_dir, cases=["tanh", "double"])

@@ -26,5 +26,6 @@ def test_classification_matches_the_label(name):
     # One sentence with the facts: never empty, never the UNKNOWN fallback, names the op.
     assert found.explanation and not found.explanation.startswith(f"{label['stage']} failed:")
     assert "/tmp/conformance-job" not in found.explanation  # temp paths vary run to run
+    assert "callsite(" not in found.explanation  # a location (strict export's), not what failed
     if label["op"]:
         assert label["op"].split(".")[-1] in found.explanation

@@ -127,3 +127,12 @@ def test_crash_and_timeout_quote_the_dying_words_without_their_location():
     timeout = classify_timeout("run", 300, output)
     assert timeout.explanation.endswith("last output: 'tosa.add' op operands don't broadcast at 0x…")
     assert str(PROJECT_ROOT) in crash.details  # the full facts stay in the details
+
+
+def test_terminal_colour_codes_stay_out_of_the_explanation():
+    # torch.onnx's exporter colours its messages; its first line, quoted, must not carry the escapes.
+    raw = ("torch.onnx._internal.exporter._errors.ConversionError: Failed to convert the exported program to an "
+           "ONNX model. \x1b[96mThis is step 3/3\x1b[0m of exporting the model to ONNX.")
+    explanation = classify_text("export", raw).explanation
+    assert "\x1b" not in explanation and "[96m" not in explanation, explanation
+    assert "This is step 3/3 of exporting the model to ONNX" in explanation

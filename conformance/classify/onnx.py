@@ -37,6 +37,29 @@ CHECKED_NODE = re.compile(r"Bad node spec for node\. Name: *\S* OpType: (\w+)")
 ATTRIBUTE = re.compile(r"torch\.onnx\.(\w+) = ([^,:}]+?)\s*(?::[^,}]*)?(?=[,}])")
 
 
+# torch.onnx's dynamo exporter (the export stage of a torch case on an ONNX backend): its
+# ConversionError ends with an "## Exception summary" of the exceptions it chained, the first the cause.
+EXPORTER_ERROR = re.compile(r"torch\.onnx\._internal\.exporter\._errors\.\w+: ")
+EXPORTER_CAUSE = re.compile(r"## Exception summary\s*<class '[\w.]*?(\w+)'>: ([^\n]+)")
+NO_ONNX_FUNCTION = re.compile(r"No ONNX function found for <OpOverload\(op='([\w.]+)', overload='(\w+)'\)>\.(?: Failure message: ([^\n]+))?")
+
+
+def parse_exporter(stage: str, text: str):
+    """torch.onnx's exporter refusing a torch program (before anything of torch-mlir runs)."""
+    if stage != "export" or not EXPORTER_ERROR.search(text):
+        return None
+    missing = NO_ONNX_FUNCTION.search(text)
+    if missing:
+        op, overload, why = missing.groups()
+        reason = f" ({short(why.strip(), 120)})" if why else ""
+        return Code.UNSUPPORTED_OP, op, f"torch.onnx's exporter has no ONNX function for {op}.{overload}{reason}"
+    cause = EXPORTER_CAUSE.search(text)
+    if cause:
+        kind, message = cause.groups()
+        return Code.EXPORT_UNSUPPORTED, None, f"torch.onnx's exporter cannot convert the program to ONNX ({kind}: {short(message, 200)})"
+    return None
+
+
 def parse(stage: str, text: str):
     for rule in (_unconverted, _operator, _no_opset, _importer, _checker):
         found = rule(text)

@@ -15,7 +15,9 @@ from conformance.classify import iree, mlir_types, onnx, torch_export, torch_mli
 Parser = Callable[[str, str], "tuple[str, str | None, str] | None"]
 
 PARSERS: list[Parser] = [
+    onnx.parse_exporter,
     torch_export.parse,
+    torch_export.parse_decompositions,
     onnx.parse,
     mlir_types.parse,
     torch_mlir.parse_import,

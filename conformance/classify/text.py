@@ -16,8 +16,26 @@ def clean(line: str) -> str:
     line = line.strip()
     line = _LOCATION.sub("", line)
     line = re.sub(r"^error:\s*", "", line)
+    line = _strip_callsite(line)
     line = _LOCATION.sub("", line)
     return _IR_TAIL.sub("", line).strip()
+
+
+def _strip_callsite(line: str) -> str:
+    """Without a leading `callsite("f.py":1:0 at "g.py":2:0): ` (strict export's locations), parentheses nested or not."""
+    if not line.startswith("callsite("):
+        return line
+    depth, quoted = 0, False
+    for i, char in enumerate(line):
+        if char == '"':
+            quoted = not quoted
+        elif not quoted and char == "(":
+            depth += 1
+        elif not quoted and char == ")":
+            depth -= 1
+            if depth == 0:
+                return line[i + 1 :].lstrip(": ").strip()
+    return line
 
 
 def first(pattern: re.Pattern, text: str) -> re.Match | None:
@@ -71,6 +89,7 @@ def crash_site(text: str) -> tuple[str | None, str | None, str | None]:
 # address, a pid) would report the entry CHANGED on every update. The raw text
 # stays in the Result's details; the explanation keeps what is stable.
 
+_TERMINAL_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")  # colours some tools print (torch.onnx's exporter)
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.~/-])/(?:[\w.+@-]+/)*[\w.+@-]+")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
 _PID = re.compile(r"\b(pid|PID|process)([ =:#]+)\d+\b")
@@ -106,7 +125,9 @@ def _portable_path(match: re.Match) -> str:
 
 def stable(explanation: str) -> str:
     """`explanation` without what differs from run to run: this machine's paths made
-    project-relative (temp files by their name alone), addresses and pids elided."""
+    project-relative (temp files by their name alone), addresses and pids elided; and
+    without terminal colour codes."""
+    explanation = _TERMINAL_ESCAPE.sub("", explanation)
     explanation = _ABSOLUTE_PATH.sub(_portable_path, explanation)
     explanation = _ADDRESS.sub("0x…", explanation)
     return _PID.sub(lambda m: m.group(1), explanation)

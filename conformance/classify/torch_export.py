@@ -1,4 +1,9 @@
-"""torch.export failures: data-dependent control flow, unsupported constructs, non-tensor outputs."""
+"""torch.export failures: data-dependent control flow, unsupported constructs, non-tensor outputs.
+
+Also PyTorch's own refusals in the import stage, which starts with
+ExportedProgram.run_decompositions (functionalization, fake tensors) before
+torch-mlir's FX importer sees anything: `parse_decompositions`.
+"""
 
 from __future__ import annotations
 
@@ -23,7 +28,36 @@ REASONS = [
 ]
 
 
+# Tracing runs every op on fake tensors: an op with no fake (meta) kernel stops it. PyTorch says so
+# itself ("aten::int_repr: attempted to run this operator with Meta tensors, but there was no fake
+# impl or Meta kernel registered"), or, where it then falls back to the real kernel and that has no
+# CPU kernel for fake inputs either, "could not find kernel for aten.int_repr.default at dispatch key".
+NO_FAKE_KERNEL = [
+    re.compile(r"(\w+)::(\w+): attempted to run this operator with Meta tensors, but there was no fake impl or Meta kernel"),
+    re.compile(r"could not find kernel for (\w+)\.(\w+)\.\w+ at dispatch key"),
+]
+# A module attribute that is a TorchScript object (quantized packed parameters: LinearPackedParamsBase,
+# Conv2dPackedParamsBase) must define __obj_flatten__ for torch.export to fake it.
+SCRIPT_OBJECT = re.compile(r"__torch__\.torch\.classes\.([\w.]+) \(of Python compilation unit[^)]*\) does not have a field with name '__obj_flatten__'")
+
+
 def parse(stage: str, text: str):
+    if stage not in ("export", "import"):
+        return None
+    for pattern in NO_FAKE_KERNEL:
+        match = pattern.search(text)
+        if match:
+            op = f"{match.group(1)}.{match.group(2)}"
+            return Code.EXPORT_UNSUPPORTED, op, (
+                f"torch.export cannot trace {op}: PyTorch registers no fake (meta) kernel for it, "
+                "so it cannot run on the fake tensors export traces with"
+            )
+    script_object = SCRIPT_OBJECT.search(text)
+    if script_object:
+        return Code.EXPORT_UNSUPPORTED, None, (
+            f"torch.export cannot trace the module's TorchScript object torch.classes.{script_object.group(1)} "
+            "(quantized packed parameters): its class defines no __obj_flatten__, which export needs to fake it"
+        )
     if stage != "export":
         return None
     for pattern, reason in DATA_OPS:
@@ -46,3 +80,22 @@ def parse(stage: str, text: str):
 def _op(text: str) -> str | None:
     match = re.search(r"\baten\.([a-z_0-9]+)(?:\.\w+)?", text)
     return f"aten.{match.group(1)}" if match else None
+
+
+# Functionalization (run_decompositions) refuses an op outside ATen whose output aliases an input:
+# "Found a custom (non-ATen) operator whose output has alias annotations: prims::view_of(Tensor(a) a) -> Tensor(a)".
+ALIASING_CUSTOM_OP = re.compile(r"custom \(non-ATen\) operator whose output has alias annotations: (\w+)::(\w+)\(")
+
+
+def parse_decompositions(stage: str, text: str):
+    """PyTorch's refusals while decomposing the exported program (the first step of the import stage)."""
+    if stage != "import":
+        return None
+    aliasing = ALIASING_CUSTOM_OP.search(text)
+    if aliasing:
+        op = f"{aliasing.group(1)}.{aliasing.group(2)}"
+        return Code.UNSUPPORTED_OP, op, (
+            f"PyTorch's functionalization (run_decompositions, before torch-mlir's import) cannot take {op}: "
+            "an op outside ATen whose output aliases its input (an alias annotation such as Tensor(a))"
+        )
+    return None

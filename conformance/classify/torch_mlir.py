@@ -21,9 +21,18 @@ CONTRACT_ILLEGAL = re.compile(r"found an op that was marked as backend illegal|u
 TYPE_RESTRICTION = re.compile(
     r"error: [^\n]*?(only [\w -]*(?:datatype|dtype|element type)[^\n]*|unsupported (?:element |data ?)?type[^\n]*|[^\n]*(?:datatype|dtype)[^\n]* not supported[^\n]*)"
 )
-# The FX importer's own refusals, e.g. its as_strided rewrite given symbolic sizes.
-IMPORTER_STATIC = re.compile(r"(aten\.\w+)(?:\.\w+)? `(\w+)` must be (?:a )?static")
+# The FX importer's own refusals, e.g. its as_strided rewrite given symbolic sizes
+# (`size`, `storage_offset`, or the shape of the tensor it views, `base.shape`).
+IMPORTER_STATIC = re.compile(r"(aten\.\w+)(?:\.\w+)? `([\w.]+)` must be (?:a )?static")
+# A graph node the FX importer has no import for: `target=<function sym_float at 0x...>`
+# (a Python function of symbolic sizes) or `target=aten.foo.default`; the node's meta
+# follows, naming the ATen op the node came from.
+IMPORTER_UNIMPLEMENTED = re.compile(r"Unimplemented call_function: target=(?:<function (\w+)|<built-in function (\w+)|([\w.]+))")
+ORIGINAL_ATEN = re.compile(r"'original_aten': <OpOverload\(op='(aten\.\w+)'")
 UNCONVERTED_OPS = re.compile(rf"^{re.escape(UNCONVERTED)} (.+)$", re.M)
+# The function itself is illegal in the target: its signature holds non-tensor values (a forward
+# returning Python scalars), which the TOSA and linalg backend contracts do not take.
+FUNCTION_SIGNATURE = re.compile(r"failed to legalize operation 'func\.func'[^\n]*?function_type = \(([^)]*)\) -> \(?(.*?)\)?, sym_name")
 TARGETS = {"tosa": "tosa", "linalg": "linalg-on-tensors", "stablehlo": "stablehlo"}
 
 
@@ -49,6 +58,22 @@ def parse_import(stage: str, text: str):
             f"torch-mlir's FX importer cannot import {op} with a dynamic `{argument}`: "
             f"{short(clean(error_line(text) or static.group(0)), 200)}"
         )
+    unimplemented = IMPORTER_UNIMPLEMENTED.search(text)
+    if unimplemented:
+        function, builtin, target = unimplemented.groups()
+        origin = ORIGINAL_ATEN.search(text)
+        source = f" (made from {origin.group(1)})" if origin else ""
+        if function or builtin:
+            name = function or builtin
+            op = f"torch.{name}" if name.startswith("sym_") else name
+            if name.startswith("sym_"):
+                # torch.export emits sym_* calls only for symbolic sizes: a dynamic shape the importer cannot carry.
+                return Code.DYNAMIC_SHAPE_UNSUPPORTED, op, (
+                    f"torch-mlir's FX importer cannot import {op}, a computation on a symbolic (dynamic) size{source}"
+                )
+            return Code.UNSUPPORTED_OP, op, f"torch-mlir's FX importer has no import for the Python call {name}{source}"
+        op = ".".join(target.split(".")[:2])
+        return Code.UNSUPPORTED_OP, op, f"torch-mlir's FX importer has no import for {target}{source}"
     return None
 
 
@@ -56,6 +81,14 @@ def parse(stage: str, text: str):
     if not PIPELINE_FAILED.search(text):
         return None
     target = target_of(text)
+    signature = FUNCTION_SIGNATURE.search(text)
+    if signature:
+        scalars = [t.strip() for t in ",".join(signature.groups()).split(",") if t.strip() and not t.strip().startswith("tensor<")]
+        if scalars:
+            return Code.ILLEGAL_TYPE, None, (
+                f"the {target} backend contract takes tensors only, and the case's function passes or returns "
+                f"{', '.join(sorted(set(scalars)))} (Python scalars)"
+            )
     legalize = LEGALIZE.search(text)
     if legalize and legalize.group(1) == "torch.operator":
         # The FX importer had no definition for the op and wrapped it generically.

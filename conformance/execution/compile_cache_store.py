@@ -77,15 +77,23 @@ def case_fingerprint(case_run, values: str, program: str | None, options: dict) 
     `values` (its inputs' and stored reference's bytes), its declaration and the run's backend options.
 
     A module eager cannot run (a suite's stored reference stands for it) has no calls to show:
-    the case's source files and its module's weights stand in for them.
+    the case's source files and what the module holds stand in for them.
     """
     case = case_run.case
     declared = (case.id, case.kind, [(spec.describe(), [d.sizes for d in spec.dynamic_dims.values()]) for spec in case.inputs],
                 case.exact is not None and case.exact.dynamic_dims(), case.nondeterministic, case_run.export_mode)
     if program is None:
         source = tree_digest(case.origin) if case.origin else case.defined_at
-        program = digest(source, values_digest(dict(case_run.module.state_dict())))
+        program = digest(source, _content_digest(case_run.module))
     return digest(declared, values, program, options)
+
+
+def _content_digest(module) -> str:
+    """What a module no trace can see holds: an nn.Module's weights, an ONNX model's bytes (the model is the program)."""
+    serialize = getattr(module, "SerializeToString", None)  # a protobuf message: onnx's ModelProto
+    if serialize is not None:
+        return digest(serialize(deterministic=True))
+    return values_digest(dict(module.state_dict()))
 
 
 class CompileCache:
