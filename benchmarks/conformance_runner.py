@@ -29,6 +29,7 @@ def main() -> int:
     parser.add_argument("--backend", required=True)
     parser.add_argument("--cache-dir", required=True)
     parser.add_argument("--batch-size", type=int, required=True)
+    parser.add_argument("--reruns", type=int, required=True)
     parser.add_argument("--json", type=Path, required=True)
     args = parser.parse_args()
 
@@ -38,7 +39,10 @@ def main() -> int:
     from conformance.nightly.matrix import matrix_pairs, plan
 
     ids = [line.strip() for line in args.ids.read_text().splitlines() if line.strip()]
-    settings = Settings(backends=[args.backend], case_paths=args.cases, default_cases=False, cache_dir=args.cache_dir, batch_size=args.batch_size)
+    settings = Settings(
+        backends=[args.backend], case_paths=args.cases, default_cases=False, cache_dir=args.cache_dir, batch_size=args.batch_size,
+        reruns=args.reruns,
+    )
     registry = Registry.load(settings.case_sources(), settings.suites)
     missing = [i for i in ids if i not in {c.id for c in registry}]
     if missing:

@@ -20,7 +20,9 @@ goes first alternates between repeats):
   warm   the same again on the cache the cold run filled.
 
 Printed, medians over the repeats: cases/min of each, ratio = ours / peer's
-(above 1: conformance is faster), pass counts, peak RSS (the peer's process;
+(above 1: conformance is faster), the CPU seconds (user + sys) of each
+process tree and their ratio (less sensitive to other users of the machine
+than wall time), pass counts, peak RSS (the peer's process;
 our lane's child, without the compilers it runs), our stage split (each
 stage's share of the cold wall, and the overhead: wall outside every stage
 timer), the peer's split, and the load average before and after each run.
@@ -48,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tabulate import tabulate  # noqa: E402
 
 from conformance.cases.registry import Registry, discover  # noqa: E402
-from conformance.execution.settings import DEFAULT_BATCH  # noqa: E402
+from conformance.execution.settings import DEFAULT_BATCH, DEFAULT_RERUNS  # noqa: E402
 
 RUNNER = Path(__file__).resolve().parent / "torch_mlir_runner.py"
 OURS = Path(__file__).resolve().parent / "conformance_runner.py"
@@ -106,19 +108,19 @@ def run_peer(checkout: Path, backend: str, names_file: Path, scratch: Path) -> d
     for t in report["tests"]:
         stages.update(t["stages"])
     return {
-        "wall": wall, "n": len(report["tests"]), "pass": outcomes["PASS"] + outcomes["XPASS"], "outcomes": dict(outcomes),
+        "wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "n": len(report["tests"]), "pass": outcomes["PASS"] + outcomes["XPASS"], "outcomes": dict(outcomes),
         "peak_rss_mb": usage.ru_maxrss / 1024, "setup": report["setup_s"], "stages": dict(stages),
     }  # fmt: skip
 
 
-def run_ours(tree: Path, case_paths: list[str], ids_file: Path, backend: str, cache: Path, batch: int, scratch: Path) -> dict:
+def run_ours(tree: Path, case_paths: list[str], ids_file: Path, backend: str, cache: Path, batch: int, reruns: int, scratch: Path) -> dict:
     """conformance (imported from `tree`) through nightly's executor, one lane, in a process of its own."""
     out = scratch / f"ours-{backend}.json"
     command = [sys.executable, str(OURS), "--ids", str(ids_file), "--backend", backend, "--cache-dir", str(cache),
-               "--batch-size", str(batch), "--json", str(out), *(f"--cases={c}" for c in case_paths)]  # fmt: skip
+               "--batch-size", str(batch), "--reruns", str(reruns), "--json", str(out), *(f"--cases={c}" for c in case_paths)]  # fmt: skip
     start = time.monotonic()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(tree)})
-    _, status, _ = os.wait4(process.pid, 0)
+    _, status, usage = os.wait4(process.pid, 0)
     wall = time.monotonic() - start
     stderr = process.stderr.read()
     process.stderr.close()
@@ -130,7 +132,7 @@ def run_ours(tree: Path, case_paths: list[str], ids_file: Path, backend: str, ca
     for r in results:
         stages.update(r["timings"])
     return {
-        "wall": wall, "n": len(results), "pass": sum(r["status"] == "pass" for r in results), "peak_rss_mb": report["peak_rss_mb"],
+        "wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "n": len(results), "pass": sum(r["status"] == "pass" for r in results), "peak_rss_mb": report["peak_rss_mb"],
         "stages": dict(stages), "overhead": max(0.0, wall - sum(stages.values())) / wall,
         "verdicts": sorted("\t".join(str(r[k]) for k in ("case", "status", "stage", "code", "op")) for r in results),
     }  # fmt: skip
@@ -150,6 +152,7 @@ def main() -> int:
     parser.add_argument("--backend", default=",".join(PEER_BACKENDS), help="comma-separated (default tosa,linalg,stablehlo)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH)
+    parser.add_argument("--reruns", type=int, default=DEFAULT_RERUNS, help=f"as nightly's --reruns (default {DEFAULT_RERUNS})")
     parser.add_argument("--before", type=Path, help="another conformance tree (e.g. a checkout of main) run beside this one, as 'before'")
     parser.add_argument("--no-peer", action="store_true", help="conformance only")
     parser.add_argument("--no-warm", action="store_true", help="no warm re-run")
@@ -186,21 +189,21 @@ def main() -> int:
                         figures = run_peer(args.checkout, backend, names_file, scratch)
                         figures["load"] = (load_before, load())
                         runs[backend]["peer"].append(figures)
-                        line = f"peer {per_min(figures['n'], figures['wall']):.0f}/min"
+                        line = f"peer {per_min(figures['n'], figures['wall']):.0f}/min ({figures['cpu']:.0f} CPU-s)"
                     else:
                         with tempfile.TemporaryDirectory(prefix="cache-", dir=scratch) as cache:
-                            ours = (versions[kind], case_paths, ids_file, backend, Path(cache), args.batch_size, scratch)
+                            ours = (versions[kind], case_paths, ids_file, backend, Path(cache), args.batch_size, args.reruns, scratch)
                             cold = run_ours(*ours)
                             cold["load"] = (load_before, load())
                             runs[backend][f"{kind} cold"].append(cold)
                             if attempt == 0:
                                 verdicts[kind] += [f"{backend}\t{v}" for v in cold["verdicts"]]
-                            line = f"{kind} cold {per_min(cold['n'], cold['wall']):.0f}/min"
+                            line = f"{kind} cold {per_min(cold['n'], cold['wall']):.0f}/min ({cold['cpu']:.0f} CPU-s)"
                             if not args.no_warm:
                                 warm = run_ours(*ours)
                                 warm["load"] = (cold["load"][1], load())
                                 runs[backend][f"{kind} warm"].append(warm)
-                                line += f", warm {per_min(warm['n'], warm['wall']):.0f}/min"
+                                line += f", warm {per_min(warm['n'], warm['wall']):.0f}/min ({warm['cpu']:.0f} CPU-s)"
                     print(f"  #{attempt + 1} {backend} {line} (load {load_before} -> {load()})", file=sys.stderr, flush=True)
 
     after = load()
@@ -234,10 +237,13 @@ def report(args, runs, versions: list[str], count: int, before: str, after: str)
     rows = []
     for backend in args.backends:
         peer = median(backend, "peer", rate)
+        peer_cpu = median(backend, "peer", lambda f: f["cpu"])
         for version in versions:
             cold, warm = median(backend, f"{version} cold", rate), median(backend, f"{version} warm", rate)
+            cold_cpu = median(backend, f"{version} cold", lambda f: f["cpu"])
             rows.append([
                 backend, version, show(peer), show(cold), show(cold / peer if peer and cold else None, "{:.2f}x"),
+                show(peer_cpu), show(cold_cpu), show(peer_cpu / cold_cpu if peer_cpu and cold_cpu else None, "{:.2f}x"),
                 show(warm), show(warm / peer if peer and warm else None, "{:.1f}x"), show(warm / cold if warm and cold else None, "{:.1f}x"),
                 show(median(backend, "peer", lambda f: f["pass"])), show(median(backend, f"{version} cold", lambda f: f["pass"])),
                 show(median(backend, "peer", lambda f: f["peak_rss_mb"])),
@@ -248,7 +254,7 @@ def report(args, runs, versions: list[str], count: int, before: str, after: str)
     print(f"\n{count} cases, medians of {args.repeat}; load average {before} before, {after} after "
           f"(a shared machine with {os.cpu_count()} cores: every figure is read with the load)")  # fmt: skip
     print(tabulate(rows, headers=[
-        "backend", "conformance", "peer/min", "cold/min", "cold ratio", "warm/min", "warm ratio", "warm/cold",
+        "backend", "conformance", "peer/min", "cold/min", "cold ratio", "CPU-s peer", "cold", "CPU ratio", "warm/min", "warm ratio", "warm/cold",
         "pass peer", "pass ours", "RSS MB peer", "ours", "overhead cold", "warm",
     ]))  # fmt: skip
 
