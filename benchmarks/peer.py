@@ -27,6 +27,7 @@ our lane's child, without the compilers it runs), our stage split (each
 stage's share of the cold wall, and the overhead: wall outside every stage
 timer), the peer's split, and the load average before and after each run.
 The machine may be shared: read every figure with the load beside it.
+A target (`tosa@vmvx`) is compared with the peer's run of its backend.
 `--verdicts FILE` writes each pair's verdict (status, stage, code, op) of the
 first cold run, sorted, for diffing two versions of conformance.
 """
@@ -174,6 +175,7 @@ def main() -> int:
 
     runs: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))  # backend -> kind -> figures per repeat
     verdicts: dict[str, list[str]] = defaultdict(list)
+    peer_runs: dict[tuple[int, str], dict] = {}  # (repeat, the peer's backend) -> its figures
     with tempfile.TemporaryDirectory(prefix="conformance-peer-") as scratch_dir:
         scratch = Path(scratch_dir)
         names_file, ids_file = scratch / "tests.txt", scratch / "ids.txt"
@@ -181,13 +183,16 @@ def main() -> int:
         ids_file.write_text("\n".join(case_ids) + "\n")
         for attempt in range(args.repeat):
             for backend in args.backends:
-                kinds = (["peer"] if peer and backend in PEER_BACKENDS else []) + list(versions)
+                base = backend.split("@")[0]  # tosa@vmvx is measured against the peer's tosa
+                kinds = (["peer"] if peer and base in PEER_BACKENDS else []) + list(versions)
                 shift = attempt % len(kinds)  # who goes first turns with each repeat
                 for kind in kinds[shift:] + kinds[:shift]:
                     load_before = load()
                     if kind == "peer":
-                        figures = run_peer(args.checkout, backend, names_file, scratch)
-                        figures["load"] = (load_before, load())
+                        if (attempt, base) not in peer_runs:
+                            peer_runs[attempt, base] = run_peer(args.checkout, base, names_file, scratch)
+                            peer_runs[attempt, base]["load"] = (load_before, load())
+                        figures = peer_runs[attempt, base]
                         runs[backend]["peer"].append(figures)
                         line = f"peer {per_min(figures['n'], figures['wall']):.0f}/min ({figures['cpu']:.0f} CPU-s)"
                     else:
