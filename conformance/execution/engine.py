@@ -59,30 +59,45 @@ class Engine:
         self.child: ChildProcess | None = None
         self.peak_rss_mb = 0.0
         self.cancelled = False
+        self.waiting: dict[Pair, list[Result]] = {}  # pairs held back for a re-run: their attempts so far
+        self.outputs_dir: str | None = None  # --check-determinism: where attempt 1 keeps passing outputs
 
-    def run(self, pairs: list[Pair], max_batch: int | None = None) -> Iterator[Result]:
+    def run(self, pairs: list[Pair], max_batch: int | None = None, defer_reruns: bool = False) -> Iterator[Result]:
         """Results for `pairs`, in the order they finish, as one job, then its re-runs.
 
         Callers cut large runs into jobs first (planning.plan_jobs). A Result
         that may be re-run is held back until its attempts are over; a run
         cancelled meanwhile drops it (a resumed run runs the pair again).
+
+        Each round of re-runs starts a fresh child (torch and the toolchains
+        imported again: seconds). With `defer_reruns` the pairs to re-run
+        wait, over jobs, until as many as a batch (--batch-size) have
+        gathered, and run in one round; the caller ends with rerun_waiting()
+        for the rest. The verdicts are the same, the fresh children fewer.
         """
         settings = self.settings
-        outputs_dir = tempfile.mkdtemp(prefix="conformance-outputs-") if settings.check_determinism else None
+        if settings.check_determinism and self.outputs_dir is None:
+            self.outputs_dir = tempfile.mkdtemp(prefix="conformance-outputs-")
+        first = Attempt(1, self.outputs_dir)
+        for result in self._attempt(list(pairs), max_batch or settings.batch_size, first):
+            if wants_rerun(result, 1, settings.reruns, settings.check_determinism):
+                self.waiting[result.key] = [result]
+            else:
+                yield result
+        if not defer_reruns or len(self.waiting) >= settings.batch_size:
+            yield from self.rerun_waiting()
+
+    def rerun_waiting(self) -> Iterator[Result]:
+        """Run the pairs waiting for a re-run (each alone, in a fresh child) and yield their settled Results."""
+        settings = self.settings
+        tried, self.waiting = self.waiting, {}  # the attempts of pairs that run again
         try:
-            tried: dict[Pair, list[Result]] = {}  # the attempts of pairs that run again
-            first = Attempt(1, outputs_dir)
-            for result in self._attempt(list(pairs), max_batch or settings.batch_size, first):
-                if wants_rerun(result, 1, settings.reruns, settings.check_determinism):
-                    tried[result.key] = [result]
-                else:
-                    yield result
             number = 2
             while tried and not self.cancelled:
                 self.close()  # a fresh child: nothing of the runs before lives on in it
                 last = number > settings.reruns  # the cache may keep what this attempt confirms
                 confirm = [[*key, r[0].code, r[0].op] for key, r in tried.items() if last and r[0].failed]
-                for result in self._attempt(list(tried), 1, Attempt(number, outputs_dir, confirm)):
+                for result in self._attempt(list(tried), 1, Attempt(number, self.outputs_dir, confirm)):
                     tried[result.key].append(result)
                 for key, attempts in list(tried.items()):
                     latest = attempts[-1]
@@ -93,8 +108,14 @@ class Engine:
                         yield settle(attempts)
                 number += 1
         finally:
-            if outputs_dir:
-                shutil.rmtree(outputs_dir, ignore_errors=True)
+            self.drop_waiting()
+
+    def drop_waiting(self) -> None:
+        """Forget the pairs waiting for a re-run (a cancelled run: a resumed one runs them again)."""
+        self.waiting = {}
+        if self.outputs_dir:
+            shutil.rmtree(self.outputs_dir, ignore_errors=True)
+            self.outputs_dir = None
 
     def _attempt(self, pairs: list[Pair], max_batch: int, attempt: Attempt) -> Iterator[Result]:
         queue = deque([Job(pairs, max_batch, attempt=attempt)])

@@ -35,6 +35,11 @@ VULKAN_CHIPS = (
 OPT_LEVELS = ("O0", "O1", "O2", "O3")
 # PyTorch's f64 semantics are tested: IREE would otherwise demote f64 to f32. Input semantics, not a target's.
 F64_FLAGS = ("--iree-input-demote-f64-to-f32=false", "--iree-vm-target-extension-f64")
+# Constant subexpressions are computed when the module loads (by the kernels IREE compiles for the
+# target, like every other op) rather than folded while compiling by a second, JIT-compiled copy
+# of them for the host: the same program, the same ops compiled and run. The JIT was a third of
+# iree-compile's CPU time on torch-mlir's e2e cases (benchmarks/peer.py, /work/coord/research/perf.md).
+EVALUATION_FLAGS = ("--iree-opt-const-eval=false",)
 
 
 @dataclass(frozen=True)
@@ -93,7 +98,7 @@ class CompileTarget:
         """iree-compile's flags for this target (input type aside: that is the backend's own)."""
         chip = [f"{self.target.chip_flag}={self.chip}"] if self.chip else []
         level = [f"--iree-opt-level={self.opt_level}"] if self.opt_level else []
-        return [*self.target.device_flags, *chip, *F64_FLAGS, *level]
+        return [*self.target.device_flags, *chip, *F64_FLAGS, *EVALUATION_FLAGS, *level]
 
 
 DEFAULT = CompileTarget(TARGETS["llvm-cpu"])

@@ -2,7 +2,9 @@
 
 Lanes are threads (they only wait on pipes); each owns an Engine, so a
 crash or a hang costs one lane one child, never the run. Results are handed
-to `sink` on the calling thread, in the order they finish.
+to `sink` on the calling thread, in the order they finish. A lane gathers
+the failures to re-run over its jobs (Engine.run's defer_reruns): a round
+of re-runs costs a fresh child, so one round serves many jobs.
 """
 
 from __future__ import annotations
@@ -48,14 +50,18 @@ class LanesExecutor:
                         job = todo.get_nowait()
                     except queue.Empty:
                         break
-                    for result in engine.run(job):
+                    for result in engine.run(job, defer_reruns=True):
                         finished.put(result)
                         if stop.is_set():
                             break
+                if not stop.is_set():
+                    for result in engine.rerun_waiting():
+                        finished.put(result)
             except BaseException:  # a lane's own failure must not pass silently
                 finished.put(RuntimeError(traceback.format_exc()))
             finally:
                 stats["peak_rss_mb"] = max(stats["peak_rss_mb"], engine.peak_rss_mb)
+                engine.drop_waiting()
                 engine.close()
                 finished.put(_DONE)
 
