@@ -1,0 +1,282 @@
+"""Localizing one failing model case on one backend, from its Result to the op to blame.
+
+    1. the model's failure: given (a run's Result), or found by running the case
+    2. export it once, save the program and its inputs in the workspace
+    3. binary-search the op prefixes (search.py), each run as a case through
+       the backend's own stages in the supervised child (cuts.py): a crash or
+       hang there stays a CRASH or TIMEOUT of that cut
+    4. the op that cut adds, and for numerics the ops feeding it, alone on
+       eager's activations (emit.py writes each as a case; oracle.py measures
+       its own error against fp64), in one batch
+    5. the record: op, source line, errors, the case file and its bundle
+
+Everything runs through the Engine, as a normal run does; the workspace
+keeps the program, the cuts, the emitted cases, their outputs and bundles.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from conformance.cases.registry import Registry, RegistryError
+from conformance.execution.engine import Engine
+from conformance.execution.settings import Settings
+from conformance.localize import cuts, emit, graph, oracle
+from conformance.localize.search import first_failing_cut, same_failure
+from conformance.paths import safe_name
+from conformance.result import Result
+from conformance.taxonomy import Code, Stage
+
+RECORD = "localized.json"
+EXTRAS_KEY = "localized"  # Result.extras key of the record
+SUSPECTS = 8  # for numerics: the op at the cut and up to this many ops feeding it, checked alone
+NUMERIC_CODES = {Code.NUMERIC_MISMATCH, Code.NAN_MISMATCH}
+UNCUTTABLE = {Stage.CASE, Stage.EAGER, Stage.EXPORT}  # no exported program to cut
+
+
+class LocalizeError(Exception):
+    """Nothing can be localized; the message says why (unknown case, a pass, an op case ...)."""
+
+
+def localize(
+    case_id: str,
+    backend: str,
+    settings: Settings,
+    workspace: Path,
+    failure: Result | None = None,
+    log: Callable[[str], None] = lambda line: None,
+) -> dict[str, Any]:
+    """The localization record of `case_id` on `backend` (a --backend spec); raises LocalizeError."""
+    started = time.monotonic()
+    registry = Registry.load(settings.case_sources(), settings.suites)
+    case = _model_case(registry, case_id)
+    base = dataclasses.replace(settings, backends=[backend], reruns=0, check_determinism=False)
+    if failure is None:
+        log(f"running {case_id} on {backend} to see how it fails")
+        failure = _run(base, [(case_id, _name(backend))])[0]
+    _check_failure(failure, case_id)
+    workspace = Path(workspace).resolve()
+    workspace.mkdir(parents=True, exist_ok=True)
+
+    from conformance.cases.inputs import make_inputs, make_module
+
+    export_mode = case.export_mode or settings.export_mode
+    module, input_sets = make_module(case, settings.seed), make_inputs(case, settings.seed)
+    try:
+        program = graph.export_case(module, input_sets[0], strict=export_mode == "strict")
+    except Exception as e:
+        raise LocalizeError(f"{case_id} does not export here ({type(e).__name__}: {e}): there is no graph to cut") from e
+    graph.save(workspace, program, input_sets)
+    model_graph = graph.load(workspace)
+    ops = model_graph.ops
+    if not ops:
+        raise LocalizeError(f"{case_id}'s exported graph has no op to cut at")
+    cut_dir = cuts.write_plan(workspace, case, [o.name for o in ops], export_mode)
+
+    # -- the search: one engine (one child, kept warm) for every cut --
+    outputs = workspace / "outputs"
+    cut_settings = dataclasses.replace(base, case_paths=[*settings.case_paths, str(cut_dir)], keep_outputs=str(outputs), artifacts=None)
+    engine = Engine(cut_settings)
+
+    def run_cut(index: int) -> Result:
+        case_of_cut = cuts.cut_id(case_id, index, ops[index - 1].name)
+        [result] = list(engine.run([(case_of_cut, failure.backend)]))  # to the end: the child's JobDone too
+        log(f"cut {index:>3}/{len(ops)} ({ops[index - 1].name}): {result.code or result.status}")
+        return result
+
+    try:
+        found = first_failing_cut(len(ops), run_cut, failure)
+    finally:
+        engine.close()
+    first = found.tried[found.first]
+    if not same_failure(failure, first):
+        raise LocalizeError(
+            f"the whole exported graph of {case_id} does not fail on {failure.backend} as the model does "
+            f"({failure.code}{_at(failure.op)}): it gives {first.code or first.status}{_at(first.op)}"
+            + (f": {first.explanation}" if first.explanation else "")
+        )
+    culprit = model_graph.op(found.first)
+
+    # -- the op alone (and, for numerics, the ops feeding it), on eager's activations --
+    numeric = failure.code in NUMERIC_CODES
+    suspects = _suspects(model_graph, culprit, SUSPECTS if numeric else 0)
+    wanted = {n for s in suspects for n in emit.tensor_args(s)}
+    values = model_graph.activations(input_sets[0], wanted)
+    op_dir = workspace / "ops"
+    origin = f"op {culprit.index} of {case_id} on {failure.backend}"
+    files, op_case = {}, {}
+    for s in suspects:
+        op_case[s.name] = f"{case_id}.{s.name}"
+        files[s.name] = emit.write_case(op_dir, op_case[s.name], s, values, origin)
+    bundles = settings.artifacts or str(workspace / "bundles")
+    op_settings = dataclasses.replace(
+        base, case_paths=[*settings.case_paths, str(op_dir)], keep_outputs=str(outputs), artifacts=bundles
+    )
+    alone = {r.case: r for r in _run(op_settings, [(op_case[s.name], failure.backend) for s in suspects])}
+
+    errors: dict[str, oracle.OpError] = {}
+    if numeric:
+        from conformance.execution import determinism
+
+        for s in suspects:
+            kept = determinism.kept(str(outputs), op_case[s.name], failure.backend)
+            if kept:
+                errors[s.name] = oracle.op_error(*emit.op_function(s, values), kept[0])
+    blamed_name = oracle.blame(errors) if numeric else culprit.name
+    blamed = next((s for s in suspects if s.name == blamed_name), culprit)
+    verdict = _verdict(failure, numeric, blamed_name, alone[op_case[blamed.name]])
+
+    record = {
+        "case": case_id,
+        "backend": failure.backend,
+        "code": failure.code,
+        "op": blamed.aten,
+        "target": blamed.target,
+        "node": blamed.name,
+        "index": blamed.index,
+        "ops": len(ops),
+        "source": _shown(blamed.source),
+        "module": blamed.module_path,
+        "mlir_op": _mlir_op(alone[op_case[blamed.name]], failure),
+        "verdict": verdict,
+        "first_failing_cut": {"index": culprit.index, "node": culprit.name, "op": culprit.aten, "code": first.code,
+                              "explanation": first.explanation, **_cut_error(model_graph, first, found.first, input_sets[0], case, outputs)},
+        "alone": {"case": op_case[blamed.name], "status": alone[op_case[blamed.name]].status, "code": alone[op_case[blamed.name]].code,
+                  "explanation": alone[op_case[blamed.name]].explanation},
+        "suspects": [
+            {"node": s.name, "op": s.aten, "index": s.index, "status": alone[op_case[s.name]].status, "code": alone[op_case[s.name]].code,
+             **({"error": errors[s.name].to_dict()} if s.name in errors else {})}
+            for s in suspects
+        ],
+        "case_file": str(files[blamed.name]),
+        "bundle": alone[op_case[blamed.name]].artifacts,
+        "cuts_run": len(found.tried),
+        "trail": {str(k): r.code or r.status for k, r in sorted(found.tried.items())},
+        "failed_otherwise": {str(k): f"{r.code}{_at(r.op)}" for k, r in found.otherwise(failure).items()},
+        "compiles": len(found.tried) + 1,  # each cut, then the suspects in one batch
+        "seconds": round(time.monotonic() - started, 1),
+        "workspace": str(workspace),
+    }
+    if blamed.name in errors:
+        record["own_error"] = errors[blamed.name].to_dict()
+    if culprit.index == 1:
+        record["note"] = f"{failure.backend} fails already on the first op of {case_id}: the failure may not be this op's alone"
+    (workspace / RECORD).write_text(json.dumps(record, indent=1))
+    return record
+
+
+def workspace_for(root: Path, case_id: str, backend: str) -> Path:
+    return Path(root) / safe_name(case_id) / safe_name(backend)
+
+
+# -- helpers ------------------------------------------------------------------
+
+
+def _name(spec: str) -> str:
+    from conformance.backends import loader
+
+    return loader.resolve(spec).name
+
+
+def _run(settings: Settings, pairs: list[tuple[str, str]]) -> list[Result]:
+    engine = Engine(settings)
+    try:
+        return list(engine.run(pairs))
+    finally:
+        engine.close()
+
+
+def _model_case(registry: Registry, case_id: str):
+    try:
+        case = registry[case_id]
+    except RegistryError:
+        close = difflib.get_close_matches(case_id, [c.id for c in registry], n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else " (conformance list shows the cases)"
+        raise LocalizeError(f"no case with id {case_id!r}{hint}") from None
+    if case.kind != "model":
+        raise LocalizeError(
+            f"{case_id} is an {case.kind} case: it is one op already, nothing to cut; "
+            "run it with --artifacts for its reproducer bundle"
+        )
+    if case.format != "torch":
+        raise LocalizeError(f"{case_id} is an {case.format} model: localize cuts PyTorch's exported graphs only")
+    return case
+
+
+def _check_failure(failure: Result, case_id: str) -> None:
+    if failure.passed:
+        raise LocalizeError(f"{case_id} passes on {failure.backend}: nothing to localize")
+    if not failure.failed:
+        reason = f": {failure.explanation}" if failure.explanation else ""
+        raise LocalizeError(f"{case_id} on {failure.backend} is {failure.status}, not a failure{reason}: nothing to localize")
+    if failure.stage in UNCUTTABLE:
+        raise LocalizeError(
+            f"{case_id} fails on {failure.backend} at {failure.stage} ({failure.code}), before there is an exported "
+            "graph to cut: localize works on the exported program"
+        )
+    if failure.code == Code.TIMEOUT:
+        pass  # a hang is localized like a crash: each cut is supervised, a silent one is TIMEOUT too
+
+
+def _suspects(model_graph: graph.Graph, culprit: graph.OpNode, count: int) -> list[graph.OpNode]:
+    """The op at the cut, then (nearest first) up to `count` earlier ops whose values reach it."""
+    if count == 0:
+        return [culprit]
+    ancestors: set = set()
+    stack = [culprit.node]
+    while stack:
+        for n in stack.pop().all_input_nodes:
+            if n not in ancestors:
+                ancestors.add(n)
+                stack.append(n)
+    feeding = [o for o in model_graph.ops[: culprit.index - 1] if o.node in ancestors]
+    return [culprit, *reversed(feeding[-count:])]
+
+
+def _cut_error(model_graph, first: Result, index: int, inputs, case, outputs: Path) -> dict[str, Any]:
+    """The error at the first failing cut, from the outputs its run kept (numerics only)."""
+    from conformance.execution import determinism
+
+    kept = determinism.kept(str(outputs), first.case, first.backend)
+    if not kept:
+        return {}
+    import torch
+
+    with torch.no_grad():
+        expected = model_graph.cut(index)(*inputs)
+    abs_error, ratio, _ = oracle.error(kept[0], expected, case.rtol, case.atol)
+    return {"max_abs_error": abs_error, "error_ratio": ratio}
+
+
+def _verdict(failure: Result, numeric: bool, blamed: str | None, alone: Result) -> str:
+    if numeric:
+        if blamed is None:
+            return "propagated: no op near the cut is off by more than its dtype allows; the error at the cut accumulated"
+        return "local: the op's own error exceeds its dtype's tolerance and the noise floor"
+    if same_failure(failure, alone):
+        return "fails alone as in the model"
+    return f"alone it gives {alone.code or alone.status}{_at(alone.op)}: the failure needs its context in the model"
+
+
+def _mlir_op(alone: Result, failure: Result) -> str | None:
+    """The MLIR op the failure names, where it names one (not an ATen op)."""
+    for r in (alone, failure):
+        if r.op and not r.op.startswith(("aten.", "prims.")):
+            return r.op
+    return None
+
+
+def _shown(source: str) -> str:
+    from conformance.content import PROJECT_ROOT
+
+    prefix = str(PROJECT_ROOT) + "/"
+    return source.removeprefix(prefix)
+
+
+def _at(op: str | None) -> str:
+    return f" ({op})" if op else ""

@@ -1,0 +1,63 @@
+"""Backends with a planted bug in one op kind, for the localization tests.
+
+Each exports the case as a normal backend would, then runs the exported
+graph eagerly, op by op, except for one kind of op: its outputs are shifted
+(a numeric bug), or compiling a graph that holds it fails or kills the
+process. Loaded as `--backend tests/fake_localize_backends.py:NAME`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import torch
+import torch.fx
+
+from conformance.backends.protocol import Backend, StageFailure
+from conformance.taxonomy import Code
+
+
+def ops_of(module: torch.fx.GraphModule) -> set[str]:
+    """`aten.relu_` for each `aten.relu_.default` node: the names the planted bugs key on."""
+    return {".".join(str(n.target).split(".")[:2]) for n in module.graph.nodes if n.op == "call_function"}
+
+
+class Planted(Backend):
+    """Eager on the exported graph, but `op` is broken: shifted by `shift`, or fatal to compile (`fails`)."""
+
+    stages = ("export", "compile", "run")
+
+    def __init__(self, name: str, op: str, *, shift: float = 0.0, fails: str | None = None):
+        self.name, self.op, self.shift, self.fails = name, op, shift, fails
+
+    def export(self, _, case_run):
+        program = torch.export.export(case_run.module, tuple(case_run.inputs[0]), strict=case_run.export_mode == "strict")
+        return program.module()
+
+    def compile(self, module, case_run):
+        if self.op in ops_of(module):
+            if self.fails == "crash":
+                ctypes.string_at(0)  # SIGSEGV, as a compiler's null dereference does
+            if self.fails == "error":
+                raise StageFailure(Code.COMPILER_ERROR, f"fakec cannot compile fake.{self.op.split('.')[1]} ({self.op})", op=f"fake.{self.op.split('.')[1]}")
+        return module
+
+    def run(self, module, inputs, case_run):
+        backend = self
+
+        class Shifting(torch.fx.Interpreter):
+            def run_node(self, n):
+                value = super().run_node(n)
+                if n.op == "call_function" and ".".join(str(n.target).split(".")[:2]) == backend.op and isinstance(value, torch.Tensor):
+                    value = value + backend.shift
+                return value
+
+        with torch.no_grad():
+            return Shifting(module).run(*inputs)
+
+
+NUMERIC = Planted("planted-numeric", "aten.relu_", shift=1e-2)  # every ReLU's outputs 1e-2 too high
+DRIFT = Planted("planted-drift", "aten.conv2d", shift=5e-4)  # convolutions a little off: below a model's tolerance at first
+CRASH = Planted("planted-crash", "aten.max_pool2d", fails="crash")
+COMPILE_ERROR = Planted("planted-compile-error", "aten.adaptive_avg_pool2d", fails="error")
+CLEAN = Planted("planted-none", "aten.none")  # no bug: every case passes
