@@ -6,10 +6,7 @@
     oracle.py     an op's own error against fp64, beside eager's (the noise floor)
     emit.py       one op as a case file of its own, its activations as exact inputs
     localizer.py  the whole: from a failing Result to the record a report shows
+    record.py     that record as Results carry it and reports show it (no torch: reports import it)
 
 `conformance localize CASE --backend X`, or `--localize` on nightly and pytest.
 """
-
-from conformance.localize.localizer import EXTRAS_KEY, LocalizeError, localize, workspace_for
-
-__all__ = ["EXTRAS_KEY", "LocalizeError", "localize", "workspace_for"]

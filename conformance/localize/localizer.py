@@ -27,13 +27,13 @@ from conformance.cases.registry import Registry, RegistryError
 from conformance.execution.engine import Engine
 from conformance.execution.settings import Settings
 from conformance.localize import cuts, emit, graph, oracle
+from conformance.localize.record import EXTRAS_KEY
 from conformance.localize.search import first_failing_cut, same_failure
 from conformance.paths import safe_name
 from conformance.result import Result
 from conformance.taxonomy import Code, Stage
 
 RECORD = "localized.json"
-EXTRAS_KEY = "localized"  # Result.extras key of the record
 SUSPECTS = 8  # for numerics: the op at the cut and up to this many ops feeding it, checked alone
 NUMERIC_CODES = {Code.NUMERIC_MISMATCH, Code.NAN_MISMATCH}
 UNCUTTABLE = {Stage.CASE, Stage.EAGER, Stage.EXPORT}  # no exported program to cut
@@ -172,6 +172,22 @@ def localize(
 
 def workspace_for(root: Path, case_id: str, backend: str) -> Path:
     return Path(root) / safe_name(case_id) / safe_name(backend)
+
+
+def attach(result: Result, spec: str, settings: Settings, root: Path, log: Callable[[str], None] = lambda line: None) -> dict:
+    """Localize a failing model Result (`spec`: its backend as the run named it) into its extras; returns the record.
+
+    What cannot be localized is recorded as {"error": why}: a run never
+    loses a result to its localization.
+    """
+    try:
+        record = localize(result.case, spec, settings, workspace_for(root, result.case, result.backend), failure=result, log=log)
+    except LocalizeError as e:
+        record = {"error": str(e)}
+    except Exception as e:  # a bug of ours must not cost the run its result
+        record = {"error": f"localize failed: {type(e).__name__}: {e}"}
+    result.extras[EXTRAS_KEY] = record
+    return record
 
 
 # -- helpers ------------------------------------------------------------------
