@@ -67,3 +67,33 @@ DRIFT = Planted("planted-drift", "aten.linear", scale=1 + 9e-5, width=32)
 CRASH = Planted("planted-crash", "aten.avg_pool2d", fails="crash")
 COMPILE_ERROR = Planted("planted-compile-error", "aten.tanh", fails="error")
 CLEAN = Planted("planted-none", "aten.none")  # no bug: every case passes
+
+
+def _tosa():
+    from conformance.backends.loader import resolve
+
+    return type(resolve("tosa"))
+
+
+class TosaWithBrokenRelu(_tosa()):
+    """The real `tosa` backend (torch-mlir's lowering, IREE's compiler and runtime), with one planted lowering bug:
+    ReLU's `tosa.clamp` gets a lower bound of 0.01 instead of 0, so every ReLU output below 0.01 is 0.01."""
+
+    name = "tosa-broken-relu"
+    BROKEN = "min_val = 1.000000e-02 : f32"
+
+    def flags(self):
+        return {**super().flags(), "planted": self.BROKEN}
+
+    def lower(self, contract, case_run):
+        from torch_mlir import ir
+
+        lowered = super().lower(contract, case_run)
+        text = lowered.operation.get_asm(print_generic_op_form=True, large_elements_limit=None)
+        # torch-mlir lowers aten.relu to tosa.clamp from 0 to the float maximum.
+        text = text.replace("max_val = 3.40282347E+38 : f32, min_val = 0.000000e+00 : f32", f"max_val = 3.40282347E+38 : f32, {self.BROKEN}")
+        with lowered.context:
+            return ir.Module.parse(text)
+
+
+TOSA_BROKEN_RELU = TosaWithBrokenRelu()
