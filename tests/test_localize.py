@@ -198,7 +198,8 @@ def test_the_emitted_case_calls_the_op_with_its_attributes(tmp_path):
     g = graph.load(tmp_path)
     [op] = g.ops
     values = g.activations([x], set(emit.tensor_args(op)))
-    path = emit.write_case(tmp_path / "ops", "pool.alone", op, values, "op 1 of pool on b")
+    path = emit.write_case(tmp_path / "ops", "pool.alone", op, values, "pool", "tosa")
+    assert "Run it: pytest --backend=tosa --cases" in path.read_text()
     assert "torch.ops.aten.avg_pool2d.default(x0, [2, 2], [2, 2], [0, 0], True)" in path.read_text()
     [case] = Registry.load(directory_sources(tmp_path / "ops"))
     [[given]] = case.exact.load()

@@ -19,6 +19,8 @@ from typing import Any, Callable
 import torch
 import torch.fx
 
+from conformance.content import PROJECT_ROOT
+
 PROGRAM = "program.pt2"
 INPUTS = "inputs.pt"
 # torch's own frames (nn.Module.__call__, F.conv2d ...) are not the model's code; the venv may be a symlink.
@@ -86,7 +88,7 @@ class OpNode:
             line = text.split(", line ")[1].split(",")[0]
         except IndexError:
             return text
-        return f"{path}:{line}"
+        return f"{path.removeprefix(str(PROJECT_ROOT) + '/')}:{line}"
 
     @property
     def module_path(self) -> str:

@@ -28,12 +28,14 @@ from conformance.execution.engine import Engine
 from conformance.execution.settings import Settings
 from conformance.localize import cuts, emit, graph, oracle
 from conformance.localize.record import EXTRAS_KEY
-from conformance.localize.search import first_failing_cut, same_failure
+from conformance.localize.search import Search, first_failing_cut, same_failure
 from conformance.paths import safe_name
 from conformance.result import Result
 from conformance.taxonomy import Code, Stage
 
 RECORD = "localized.json"
+OPS_DIR = "ops"  # the one-op cases written
+OUTPUTS = "outputs"  # every run's outputs, kept for the errors measured here
 SUSPECTS = 8  # for numerics: the op at the cut and up to this many ops feeding it, checked alone
 NUMERIC_CODES = {Code.NUMERIC_MISMATCH, Code.NAN_MISMATCH}
 UNCUTTABLE = {Stage.CASE, Stage.EAGER, Stage.EXPORT}  # no exported program to cut
@@ -51,7 +53,11 @@ def localize(
     failure: Result | None = None,
     log: Callable[[str], None] = lambda line: None,
 ) -> dict[str, Any]:
-    """The localization record of `case_id` on `backend` (a --backend spec); raises LocalizeError."""
+    """The localization record of `case_id` on `backend` (a --backend spec); raises LocalizeError.
+
+    `failure` is the case's Result on that backend when the caller has it
+    (a run's); otherwise the case runs once first.
+    """
     started = time.monotonic()
     registry = Registry.load(settings.case_sources(), settings.suites)
     case = _model_case(registry, case_id)
@@ -61,31 +67,102 @@ def localize(
         failure = _run(base, [(case_id, _name(backend))])[0]
     _check_failure(failure, case_id)
     workspace = Path(workspace).resolve()
-    workspace.mkdir(parents=True, exist_ok=True)
+    model_graph, input_sets = _export(case, settings, workspace)
+    found = _search(model_graph, case, failure, base, workspace, log)
+    culprit = model_graph.op(found.first)
 
+    # The op alone (and, for numerics, the ops feeding it) on eager's activations, all in one job: one batch.
+    numeric = failure.code in NUMERIC_CODES
+    suspects = _suspects(model_graph, culprit, SUSPECTS if numeric else 0)
+    values = model_graph.activations(input_sets[0], {n for s in suspects for n in emit.tensor_args(s)})
+    files, unwritten = {}, {}
+    for s in suspects:
+        try:
+            files[s.name] = emit.write_case(workspace / OPS_DIR, _op_case(case_id, s), s, values, case_id, backend)
+        except emit.EmitError as e:
+            unwritten[s.name] = str(e)
+    op_settings = dataclasses.replace(
+        base, case_paths=[*settings.case_paths, str(workspace / OPS_DIR)], keep_outputs=str(workspace / OUTPUTS),
+        artifacts=settings.artifacts or str(workspace / "bundles"),
+    )
+    ran = _run(op_settings, [(_op_case(case_id, s), failure.backend) for s in suspects if s.name in files]) if files else []
+    alone = {r.case: r for r in ran}
+    errors = _own_errors(case_id, suspects, values, workspace, failure.backend) if numeric else {}
+    blamed_name = oracle.blame(errors) if numeric else culprit.name
+    blamed = next((s for s in suspects if s.name == blamed_name), culprit)
+    blamed_alone = alone.get(_op_case(case_id, blamed))
+
+    first = found.tried[found.first]
+    record = {
+        "case": case_id,
+        "backend": failure.backend,
+        "code": failure.code,
+        "op": blamed.aten,
+        "target": blamed.target,
+        "node": blamed.name,
+        "index": blamed.index,
+        "ops": len(model_graph.ops),
+        "source": blamed.source,
+        "module": blamed.module_path,
+        "mlir_op": _mlir_op(blamed_alone, failure),
+        "verdict": _verdict(failure, numeric, blamed_name, blamed_alone),
+        "first_failing_cut": {
+            "index": culprit.index, "node": culprit.name, "op": culprit.aten, "code": first.code, "explanation": first.explanation,
+            **_cut_error(model_graph, first, found.first, input_sets[0], case, workspace),
+        },
+        "alone": _brief(blamed_alone) | {"case": _op_case(case_id, blamed)} if blamed_alone else None,
+        "suspects": [
+            {"node": s.name, "op": s.aten, "index": s.index, **_brief(alone.get(_op_case(case_id, s))),
+             **({"error": errors[s.name].to_dict()} if s.name in errors else {}),
+             **({"not_written": unwritten[s.name]} if s.name in unwritten else {})}
+            for s in suspects
+        ],
+        "case_file": str(files[blamed.name]) if blamed.name in files else None,
+        "bundle": blamed_alone.artifacts if blamed_alone else None,
+        "cuts_run": len(found.tried),
+        "trail": {str(k): r.code or r.status for k, r in sorted(found.tried.items())},
+        "failed_otherwise": {str(k): f"{r.code}{_at(r.op)}" for k, r in found.otherwise(failure).items()},
+        "compiles": len(found.tried) + bool(ran),  # each cut, then the suspects in one batch
+        "seconds": round(time.monotonic() - started, 1),
+        "workspace": str(workspace),
+    }
+    if blamed.name in errors:
+        record["own_error"] = errors[blamed.name].to_dict()
+    if culprit.index == 1:
+        record["note"] = f"{failure.backend} fails already on the first op of {case_id}: the failure may not be this op's alone"
+    (workspace / RECORD).write_text(json.dumps(record, indent=1))
+    return record
+
+
+def _export(case, settings: Settings, workspace: Path) -> tuple[graph.Graph, list]:
+    """Export the case once, save the program and its inputs in the workspace; its graph and input sets."""
     from conformance.cases.inputs import make_inputs, make_module
 
+    workspace.mkdir(parents=True, exist_ok=True)
     export_mode = case.export_mode or settings.export_mode
     module, input_sets = make_module(case, settings.seed), make_inputs(case, settings.seed)
     try:
         program = graph.export_case(module, input_sets[0], strict=export_mode == "strict")
     except Exception as e:
-        raise LocalizeError(f"{case_id} does not export here ({type(e).__name__}: {e}): there is no graph to cut") from e
+        raise LocalizeError(f"{case.id} does not export here ({type(e).__name__}: {e}): there is no graph to cut") from e
     graph.save(workspace, program, input_sets)
     model_graph = graph.load(workspace)
-    ops = model_graph.ops
-    if not ops:
-        raise LocalizeError(f"{case_id}'s exported graph has no op to cut at")
-    cut_dir = cuts.write_plan(workspace, case, [o.name for o in ops], export_mode)
+    if not model_graph.ops:
+        raise LocalizeError(f"{case.id}'s exported graph has no op to cut at")
+    cuts.write_plan(workspace, case, [o.name for o in model_graph.ops], export_mode)
+    return model_graph, input_sets
 
-    # -- the search: one engine (one child, kept warm) for every cut --
-    outputs = workspace / "outputs"
-    cut_settings = dataclasses.replace(base, case_paths=[*settings.case_paths, str(cut_dir)], keep_outputs=str(outputs), artifacts=None)
+
+def _search(model_graph: graph.Graph, case, failure: Result, base: Settings, workspace: Path, log) -> Search:
+    """The binary search, every cut a case of the workspace run by one engine (one child, kept warm)."""
+    ops = model_graph.ops
+    cut_settings = dataclasses.replace(
+        base, case_paths=[*base.case_paths, str(workspace / cuts.CUTS_DIR)], keep_outputs=str(workspace / OUTPUTS), artifacts=None,
+    )
     engine = Engine(cut_settings)
 
     def run_cut(index: int) -> Result:
-        case_of_cut = cuts.cut_id(case_id, index, ops[index - 1].name)
-        [result] = list(engine.run([(case_of_cut, failure.backend)]))  # to the end: the child's JobDone too
+        [result] = list(engine.run([(cuts.cut_id(case.id, index, ops[index - 1].name), failure.backend)]))  # to the end: JobDone too
         log(f"cut {index:>3}/{len(ops)} ({ops[index - 1].name}): {result.code or result.status}")
         return result
 
@@ -96,78 +173,23 @@ def localize(
     first = found.tried[found.first]
     if not same_failure(failure, first):
         raise LocalizeError(
-            f"the whole exported graph of {case_id} does not fail on {failure.backend} as the model does "
+            f"the whole exported graph of {case.id} does not fail on {failure.backend} as the model does "
             f"({failure.code}{_at(failure.op)}): it gives {first.code or first.status}{_at(first.op)}"
             + (f": {first.explanation}" if first.explanation else "")
         )
-    culprit = model_graph.op(found.first)
+    return found
 
-    # -- the op alone (and, for numerics, the ops feeding it), on eager's activations --
-    numeric = failure.code in NUMERIC_CODES
-    suspects = _suspects(model_graph, culprit, SUSPECTS if numeric else 0)
-    wanted = {n for s in suspects for n in emit.tensor_args(s)}
-    values = model_graph.activations(input_sets[0], wanted)
-    op_dir = workspace / "ops"
-    origin = f"op {culprit.index} of {case_id} on {failure.backend}"
-    files, op_case = {}, {}
+
+def _own_errors(case_id: str, suspects, values, workspace: Path, backend: str) -> dict[str, oracle.OpError]:
+    """Each suspect's own error and noise floor, from the outputs its run alone kept (none for one that failed earlier)."""
+    from conformance.execution import determinism
+
+    errors = {}
     for s in suspects:
-        op_case[s.name] = f"{case_id}.{s.name}"
-        files[s.name] = emit.write_case(op_dir, op_case[s.name], s, values, origin)
-    bundles = settings.artifacts or str(workspace / "bundles")
-    op_settings = dataclasses.replace(
-        base, case_paths=[*settings.case_paths, str(op_dir)], keep_outputs=str(outputs), artifacts=bundles
-    )
-    alone = {r.case: r for r in _run(op_settings, [(op_case[s.name], failure.backend) for s in suspects])}
-
-    errors: dict[str, oracle.OpError] = {}
-    if numeric:
-        from conformance.execution import determinism
-
-        for s in suspects:
-            kept = determinism.kept(str(outputs), op_case[s.name], failure.backend)
-            if kept:
-                errors[s.name] = oracle.op_error(*emit.op_function(s, values), kept[0])
-    blamed_name = oracle.blame(errors) if numeric else culprit.name
-    blamed = next((s for s in suspects if s.name == blamed_name), culprit)
-    verdict = _verdict(failure, numeric, blamed_name, alone[op_case[blamed.name]])
-
-    record = {
-        "case": case_id,
-        "backend": failure.backend,
-        "code": failure.code,
-        "op": blamed.aten,
-        "target": blamed.target,
-        "node": blamed.name,
-        "index": blamed.index,
-        "ops": len(ops),
-        "source": _shown(blamed.source),
-        "module": blamed.module_path,
-        "mlir_op": _mlir_op(alone[op_case[blamed.name]], failure),
-        "verdict": verdict,
-        "first_failing_cut": {"index": culprit.index, "node": culprit.name, "op": culprit.aten, "code": first.code,
-                              "explanation": first.explanation, **_cut_error(model_graph, first, found.first, input_sets[0], case, outputs)},
-        "alone": {"case": op_case[blamed.name], "status": alone[op_case[blamed.name]].status, "code": alone[op_case[blamed.name]].code,
-                  "explanation": alone[op_case[blamed.name]].explanation},
-        "suspects": [
-            {"node": s.name, "op": s.aten, "index": s.index, "status": alone[op_case[s.name]].status, "code": alone[op_case[s.name]].code,
-             **({"error": errors[s.name].to_dict()} if s.name in errors else {})}
-            for s in suspects
-        ],
-        "case_file": str(files[blamed.name]),
-        "bundle": alone[op_case[blamed.name]].artifacts,
-        "cuts_run": len(found.tried),
-        "trail": {str(k): r.code or r.status for k, r in sorted(found.tried.items())},
-        "failed_otherwise": {str(k): f"{r.code}{_at(r.op)}" for k, r in found.otherwise(failure).items()},
-        "compiles": len(found.tried) + 1,  # each cut, then the suspects in one batch
-        "seconds": round(time.monotonic() - started, 1),
-        "workspace": str(workspace),
-    }
-    if blamed.name in errors:
-        record["own_error"] = errors[blamed.name].to_dict()
-    if culprit.index == 1:
-        record["note"] = f"{failure.backend} fails already on the first op of {case_id}: the failure may not be this op's alone"
-    (workspace / RECORD).write_text(json.dumps(record, indent=1))
-    return record
+        kept = determinism.kept(str(workspace / OUTPUTS), _op_case(case_id, s), backend)
+        if kept:
+            errors[s.name] = oracle.op_error(*emit.op_function(s, values), kept[0])
+    return errors
 
 
 def workspace_for(root: Path, case_id: str, backend: str) -> Path:
@@ -235,8 +257,6 @@ def _check_failure(failure: Result, case_id: str) -> None:
             f"{case_id} fails on {failure.backend} at {failure.stage} ({failure.code}), before there is an exported "
             "graph to cut: localize works on the exported program"
         )
-    if failure.code == Code.TIMEOUT:
-        pass  # a hang is localized like a crash: each cut is supervised, a silent one is TIMEOUT too
 
 
 def _suspects(model_graph: graph.Graph, culprit: graph.OpNode, count: int) -> list[graph.OpNode]:
@@ -254,44 +274,49 @@ def _suspects(model_graph: graph.Graph, culprit: graph.OpNode, count: int) -> li
     return [culprit, *reversed(feeding[-count:])]
 
 
-def _cut_error(model_graph, first: Result, index: int, inputs, case, outputs: Path) -> dict[str, Any]:
-    """The error at the first failing cut, from the outputs its run kept (numerics only)."""
-    from conformance.execution import determinism
-
-    kept = determinism.kept(str(outputs), first.case, first.backend)
-    if not kept:
-        return {}
+def _cut_error(model_graph: graph.Graph, first: Result, index: int, inputs, case, workspace: Path) -> dict[str, Any]:
+    """The error at the first failing cut, from the outputs its run kept (where it ran to the end)."""
     import torch
 
+    from conformance.execution import determinism
+
+    kept = determinism.kept(str(workspace / OUTPUTS), first.case, first.backend)
+    if not kept:
+        return {}
     with torch.no_grad():
         expected = model_graph.cut(index)(*inputs)
     abs_error, ratio, _ = oracle.error(kept[0], expected, case.rtol, case.atol)
     return {"max_abs_error": abs_error, "error_ratio": ratio}
 
 
-def _verdict(failure: Result, numeric: bool, blamed: str | None, alone: Result) -> str:
+def _op_case(case_id: str, op: graph.OpNode) -> str:
+    return f"{case_id}.{op.name}"
+
+
+def _brief(result: Result | None) -> dict[str, Any]:
+    if result is None:
+        return {}
+    return {"status": result.status, "code": result.code, "explanation": result.explanation}
+
+
+def _verdict(failure: Result, numeric: bool, blamed: str | None, alone: Result | None) -> str:
     if numeric:
         if blamed is None:
             return "propagated: no op near the cut is off by more than its dtype allows; the error at the cut accumulated"
         return "local: the op's own error exceeds its dtype's tolerance and the noise floor"
+    if alone is None:
+        return "not run alone: the op has no case file (see suspects)"
     if same_failure(failure, alone):
         return "fails alone as in the model"
     return f"alone it gives {alone.code or alone.status}{_at(alone.op)}: the failure needs its context in the model"
 
 
-def _mlir_op(alone: Result, failure: Result) -> str | None:
+def _mlir_op(alone: Result | None, failure: Result) -> str | None:
     """The MLIR op the failure names, where it names one (not an ATen op)."""
     for r in (alone, failure):
-        if r.op and not r.op.startswith(("aten.", "prims.")):
+        if r is not None and r.op and not r.op.startswith(("aten.", "prims.")):
             return r.op
     return None
-
-
-def _shown(source: str) -> str:
-    from conformance.content import PROJECT_ROOT
-
-    prefix = str(PROJECT_ROOT) + "/"
-    return source.removeprefix(prefix)
 
 
 def _at(op: str | None) -> str:
