@@ -93,7 +93,9 @@ class TosaWithBrokenRelu(_tosa()):
         # torch-mlir lowers aten.relu to tosa.clamp from 0 to the float maximum.
         text = text.replace("max_val = 3.40282347E+38 : f32, min_val = 0.000000e+00 : f32", f"max_val = 3.40282347E+38 : f32, {self.BROKEN}")
         with lowered.context:
-            return ir.Module.parse(text)
+            module = ir.Module.parse(text)
+        case_run.notes["planted_module"] = module  # owns the operation handed on
+        return module.operation
 
 
 TOSA_BROKEN_RELU = TosaWithBrokenRelu()

@@ -74,6 +74,7 @@ def test_propagated_error_is_blamed_on_the_op_that_made_it(tmp_path):
     [report] = [p for p in tmp_path.iterdir() if (p / "results.jsonl").exists()]
     lines = [json.loads(line) for line in (report / "results.jsonl").read_text().splitlines()]
     record = lines[-1]["extras"]["localized"]  # the result written again, localized
+    assert "error" not in record, record
     assert record["first_failing_cut"]["node"] == "linear_1" and record["first_failing_cut"]["index"] == 3
     assert (record["node"], record["index"], record["op"]) == ("linear", 1, "aten.linear")
     suspects = {s["node"]: s for s in record["suspects"]}
@@ -81,7 +82,7 @@ def test_propagated_error_is_blamed_on_the_op_that_made_it(tmp_path):
     assert record["verdict"].startswith("local")
     assert "Localized model failures" in (report / "report.md").read_text()
     html = (report / "report.html").read_text()
-    assert 'class="loc"' in html and "→ aten.linear" in html
+    assert 'class="loc"' in html and 'aten.linear <span class="muted">[planted-drift]</span>' in html
 
 
 def test_a_crash_at_one_op_is_traced_to_it_in_a_pytest_run(tmp_path):
@@ -93,7 +94,7 @@ def test_a_crash_at_one_op_is_traced_to_it_in_a_pytest_run(tmp_path):
     )
     assert proc.returncode == 1, proc.stdout[-3000:]
     assert "localized to aten.avg_pool2d (node avg_pool2d, op 3 of" in proc.stdout
-    assert "cases/models/lenet.py:25" in proc.stdout  # return self.classifier(torch.flatten(self.features(x), 1))
+    assert "cases/models/lenet.py:26" in proc.stdout  # return self.classifier(torch.flatten(self.features(x), 1))
     record = json.loads((tmp_path / "report" / "localized" / "lenet5" / "planted-crash" / "localized.json").read_text())
     assert record["code"] == "CRASH" and record["alone"]["code"] == "CRASH"
     assert record["verdict"] == "fails alone as in the model"

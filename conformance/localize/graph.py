@@ -78,8 +78,8 @@ class OpNode:
     def source(self) -> str:
         """`file:line` of the model's own code that called the op (the innermost frame outside torch)."""
         frames = [line.strip() for line in (self.node.meta.get("stack_trace") or "").splitlines() if line.strip().startswith("File ")]
-        own = [f for f in frames if not any(d in f for d in TORCH_DIRS)] or frames
-        if not own:
+        own = [f for f in frames if not any(d in f for d in TORCH_DIRS)]
+        if not own:  # a model with no code of its own (an nn.Sequential): module_path says where
             return ""
         # 'File "/path/model.py", line 35, in forward'
         text = own[-1]

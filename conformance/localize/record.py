@@ -26,5 +26,5 @@ def summary(record: dict) -> str:
     lowered = f" -> {record['mlir_op']}" if record.get("mlir_op") else ""
     return (
         f"localized to {record['op']}{lowered} (node {record['node']}, op {record['index']} of {record['ops']}) "
-        f"at {record['source'] or 'an unknown line'}{numbers}; {record['verdict']}"
+        f"at {record['source'] or record.get('module') or 'an unknown line'}{numbers}; {record['verdict']}"
     )
