@@ -22,9 +22,11 @@ HELP = "find the op that makes a model case fail on a backend (binary search ove
 DEFAULT_OUTPUT = "reports/localized"
 
 
-def add_arguments(parser) -> None:
-    from conformance.cli.nightly import add_execution_arguments
+# What a localization uses of the run options (its runs are never re-run nor judged by xfail sets).
+EXECUTION = (ro.SEED, ro.CASE_TIMEOUT, ro.BATCH_SIZE, ro.MEMORY_LIMIT, ro.CACHE_DIR, ro.NO_CACHE, ro.ARTIFACTS, ro.EXPORT_MODE)
 
+
+def add_arguments(parser) -> None:
     parser.add_argument("case", metavar="CASE", help="a model case id (conformance list --tag model)")
     ro.BACKEND.add_to(parser, required=True, help="the backend it fails on (one)")
     ro.RESULTS.add_to(parser, help="take the case's failure from this report (a report directory or results.jsonl) instead of running it")
@@ -32,7 +34,7 @@ def add_arguments(parser) -> None:
                         help=f"where the workspace (cuts, one-op case, bundle, localized.json) goes: DIR/CASE/BACKEND (default {DEFAULT_OUTPUT})")
     parser.add_argument("--json", action="store_true", help="print the whole record as JSON")
     add_group(parser, "cases", (ro.CASES, ro.NO_DEFAULT_CASES, ro.SUITE))
-    add_execution_arguments(parser)
+    add_group(parser, "execution", EXECUTION)
 
 
 def backend_specs(args) -> list[str]:
