@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -139,6 +140,8 @@ def _export(case, settings: Settings, workspace: Path) -> tuple[graph.Graph, lis
     from conformance.cases.inputs import make_inputs, make_module
 
     workspace.mkdir(parents=True, exist_ok=True)
+    for stale in (OUTPUTS, OPS_DIR):  # an earlier localization's outputs and cases must not be read as this one's
+        shutil.rmtree(workspace / stale, ignore_errors=True)
     export_mode = case.export_mode or settings.export_mode
     module, input_sets = make_module(case, settings.seed), make_inputs(case, settings.seed)
     try:
