@@ -368,6 +368,16 @@ REPORT_DIR = Option(
     path=True,
 )
 
+LOCALIZE = Option(
+    ("--localize",),
+    "for each failing model case, find the op to blame: binary-search the prefixes of its exported graph through the "
+    "backend, check the suspects alone against fp64, and write a one-op case and its bundle (the model's result "
+    "records it in extras['localized']; reports name it). Under the report directory's localized/ (pytest without "
+    "--report-dir: reports/localized/)",
+    action="store_true",
+    default=False,
+)
+
 # The `conformance` commands' own.
 WORKERS = Option(
     ("-j", "--workers"),
@@ -437,6 +447,7 @@ RESULTS = Option(
 PYTEST = (
     BACKEND, CASES, CASE, NO_DEFAULT_CASES, SUITE, SEED, CASE_TIMEOUT, MEMORY_LIMIT, BATCH_SIZE,
     RERUNS, CHECK_DETERMINISM, ARTIFACTS, CACHE_DIR, NO_CACHE, XFAIL_DIR, NO_XFAIL, UPDATE_XFAILS, EXPORT_MODE, REPORT_DIR,
+    LOCALIZE,
 )  # fmt: skip
 CASE_SELECTION = (CASES, NO_DEFAULT_CASES, SUITE, KEYWORD, TAG, SKIP_TAG)
 EXECUTION = (

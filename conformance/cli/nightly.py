@@ -27,7 +27,7 @@ def add_arguments(parser) -> None:
 
     ro.BACKEND.add_to(parser, help="backends to run (comma-separated, repeatable; default: every shipped backend)")
     add_case_arguments(parser)
-    add_group(parser, "run", (ro.OUTPUT_DIR, ro.BASELINE, ro.RESUME, ro.SHARD, ro.DURATIONS))
+    add_group(parser, "run", (ro.OUTPUT_DIR, ro.BASELINE, ro.RESUME, ro.SHARD, ro.DURATIONS, ro.LOCALIZE))
     where = parser.add_argument_group("where jobs run")
     # -j's default depends on the executor: this machine's CPUs, or a Ray cluster's.
     ro.WORKERS.add_to(where, default=None, help="jobs at once: lanes (supervised processes) on this machine, or Ray actors "
@@ -118,6 +118,30 @@ def whole_matrix(directory: Path) -> bool:
         return True
     count = int(shards[0].split("/")[1])
     return sorted(shards) == sorted(f"{i}/{count}" for i in range(1, count + 1))
+
+
+def localize_failures(directory: Path, cases, settings) -> None:
+    """--localize: each failing model result of the report, localized and written again with its record.
+
+    The results file then holds the pair twice; the later line, with
+    extras["localized"], is the one every reader keeps (store.latest).
+    """
+    from conformance.bundles import backend_spec
+    from conformance.localize.localizer import attach
+    from conformance.localize.record import EXTRAS_KEY, summary
+    from conformance.nightly.store import ResultsFile, latest, read_results
+
+    models = {c.id for c in cases if c.kind == "model"}
+    failing = [r for r in latest(read_results(directory)) if r.failed and r.case in models and EXTRAS_KEY not in r.extras]
+    store = ResultsFile(directory)
+    try:
+        for number, result in enumerate(failing, start=1):
+            print(f"conformance nightly: localizing {result.case} on {result.backend} ({number} of {len(failing)})", file=sys.stderr)
+            record = attach(result, backend_spec(settings, result.backend), settings, directory / "localized")
+            print(f"  {summary(record)}", file=sys.stderr)
+            store.append(result)
+    finally:
+        store.close()
 
 
 def _interrupt(signum, frame):
@@ -242,6 +266,8 @@ def run(args) -> int:
         print(f"interrupted: the finished results are kept in {directory}; finish with --resume {directory}", file=sys.stderr)
         return 130
 
+    if args.localize:
+        localize_failures(directory, cases, settings)
     baseline = pick_baseline(args, directory)
     summary = build_reports(directory, baseline)
     from conformance.nightly.store import latest

@@ -33,6 +33,12 @@ def keep(directory: str, case: str, backend: str, outputs: list[Any]) -> None:
     torch.save(outputs, path)
 
 
+def kept(directory: str, case: str, backend: str) -> list[Any] | None:
+    """The outputs `keep` saved for a pair (one entry per input set), or None."""
+    path = _path(directory, case, backend)
+    return torch.load(path, weights_only=False) if path.exists() else None  # written by this run's own child
+
+
 def difference(directory: str, case: str, backend: str, outputs: list[Any]) -> str | None:
     """How `outputs` differ from the kept ones, naming the first differing output and index; None if bit-identical
     (or nothing was kept: the first run did not pass, or the case is judged on statistics)."""

@@ -323,6 +323,9 @@ class RunningJob:
             self._fail(backend, it, "run", classify_error("run", e, self.capture.since(mark)))
             return
         it.timings["run"] = time.perf_counter() - start
+        if self.settings.keep_outputs:  # for a caller that measures the outputs itself (localize)
+            kept = [split_mutations(o, it.run.extras.get("mutations"))[0] for o in outputs]
+            determinism.keep(self.settings.keep_outputs, it.case_id, backend.name, kept)
 
         self._announce(Stage.COMPARE, backend.name, [it.case_id])
         start = time.perf_counter()

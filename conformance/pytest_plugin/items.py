@@ -17,6 +17,7 @@ import pytest
 from conformance.backends.protocol import Backend
 from conformance.cases.registry import CaseSource, RegistryError
 from conformance.cases.spec import Case
+from conformance.localize.record import localization, summary
 from conformance.result import Result
 from conformance.taxonomy import Verdict
 from conformance.execution.reruns import ATTEMPTS, describe
@@ -174,6 +175,8 @@ def failure_text(f: ConformanceFailure, reproduce: str) -> str:
         if f.verdict == Verdict.CHANGED:
             lines.append(f"  the xfail set expected {describe_expected(f.entry)}")
     lines.append(f"  case defined at {f.case.defined_at}; inputs {f.case.describe_inputs() or '(none)'}")
+    if localization(r):  # --localize
+        lines.append(f"  {summary(localization(r))}")
     if r.details:
         lines += ["", "captured diagnostics:", r.details.rstrip()]
     lines += ["", f"reproduce: {reproduce}"]

@@ -22,8 +22,9 @@ from conformance.xfail.sets import Entry, XfailSet
 
 
 class ItemRunner:
-    def __init__(self, settings: Settings, backends: list[Backend], xfail_dir: str | None):
+    def __init__(self, settings: Settings, backends: list[Backend], xfail_dir: str | None, localize_root: Path | None = None):
         self.settings = settings
+        self.localize_root = localize_root  # --localize: failing model cases are localized, their workspaces here
         self.backends = backends
         self.xfail_dir = xfail_dir
         self.cases: dict[str, Case] = {}
@@ -50,7 +51,13 @@ class ItemRunner:
             job = [p for p in self.job_of.get(pair, [pair]) if p not in self.results]
             for result in self.engine.run(job):
                 self.results[result.key] = result
-        return self.results.pop(pair)
+        result = self.results.pop(pair)
+        if self.localize_root is not None and result.failed and item.case.kind == "model":
+            from conformance.bundles import backend_spec
+            from conformance.localize.localizer import attach
+
+            attach(result, backend_spec(self.settings, result.backend), self.settings, self.localize_root)
+        return result
 
     def xfail_entry(self, backend: str, case_id: str) -> Entry | None:
         if self.xfail_dir is None:

@@ -61,7 +61,10 @@ def start(config: pytest.Config, specs: list[str]) -> None:
     # append the whole text, diagnostics included, to the short summary: print them once.
     if hasattr(config.option, "force_short_summary"):
         config.option.force_short_summary = True
-    runner = ItemRunner(settings, backends, xfail_dir)
+    localize_root = None
+    if run_options.LOCALIZE.value(config.option):
+        localize_root = Path(report_dir or "reports").resolve() / "localized"
+    runner = ItemRunner(settings, backends, xfail_dir, localize_root)
     config.stash[RUNNER_KEY] = runner
     config.pluginmanager.register(ConformanceSession(config, runner, sources), "conformance-session")
 

@@ -67,6 +67,12 @@ def render(summary: dict) -> str:
     if len(groups) > ROOT_CAUSES_SHOWN:
         out += [f"... and {len(groups) - ROOT_CAUSES_SHOWN} smaller groups (all of them are in summary.json).", ""]
 
+    localized = summary.get("localized") or []
+    if localized:  # --localize: the op each failing model was traced to
+        out += [f"### Localized model failures ({len(localized)})", ""]
+        rows = [[i["case"], i["backend"], i["code"], i["op"] or "-", i["summary"][:240]] for i in localized]
+        out += [tabulate(rows, headers=["model", "backend", "code", "op", "localization"], tablefmt="github"), ""]
+
     flaky = summary.get("flaky") or []
     out += [f"## Flaky pairs ({len(flaky)})", ""]
     if flaky:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from conformance.execution.reruns import ATTEMPTS
+from conformance.localize.record import localization, summary
 from conformance.report.diff import Changes
 from conformance.report.triage import root_causes
 from conformance.result import Result
@@ -150,6 +151,17 @@ def flaky_pairs(results: list[Result]) -> list[dict]:
     ]
 
 
+def localized_failures(results: list[Result]) -> list[dict]:
+    """The failures --localize traced to one op: case, backend, code, the op, and the short form of the record."""
+    found = []
+    for r in results:
+        record = localization(r)
+        if record:
+            found.append({"case": r.case, "backend": r.backend, "code": r.code, "op": record.get("op"),
+                          "source": record.get("source"), "summary": summary(record), "case_file": record.get("case_file")})
+    return found
+
+
 def build_summary(
     results: Iterable[Result], run: dict, cases: dict[str, dict], changes: Changes, history: list[dict]
 ) -> dict:
@@ -174,6 +186,7 @@ def build_summary(
         "op_coverage": op_coverage(results, cases),
         "root_causes": [g.to_dict() for g in groups],
         "flaky": flaky_pairs(results),
+        "localized": localized_failures(results),
         "changes": changes.to_dict(),
         "history": history,
     }

@@ -70,6 +70,8 @@
     }
     if (has(c, "reproduce")) out.push(["reproduce", text(c, "reproduce"), "command"]);
     if (has(c, "bundle")) out.push(["bundle", text(c, "bundle"), "link"]);
+    if (has(c, "localized")) out.push(["localized", text(c, "localized"), "pre"]);
+    if (has(c, "localized_case")) out.push(["one-op case", text(c, "localized_case"), "link"]);
     if (has(c, "details")) out.push(["diagnostics", text(c, "details"), "diagnostics"]);
     if (has(c, "timings")) {
       var total = 0, parts = [];

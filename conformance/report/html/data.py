@@ -10,6 +10,7 @@ diagnostics repeat across thousands of cells.
 
 from __future__ import annotations
 
+from conformance.localize.record import localization, summary
 from conformance.report.html.context import Report
 from conformance.report.html.format import clip as clip_end
 from conformance.report.html.style import ordered_stages
@@ -37,10 +38,15 @@ CELL_FIELDS = (
     "history",  # one character per report of `reports`: p pass, f fail, s skip, . not run (string)
     "failing_since",  # index in `reports` where the current run of failures began
     "flips",  # how often it went from pass to fail or back over `reports`
+    "localized",  # --localize: the op to blame, its source line and errors, in one line (string)
+    "localized_case",  # --localize: the one-op case file it wrote (string)
 )
 ROW_FIELDS = ("case", "kind", "ops", "tags")  # a matrix row's case: id, kind, declared ops, tags (strings)
 KEYS = {name: format(i, "x") for i, name in enumerate(CELL_FIELDS)} | {name: "r" + str(i) for i, name in enumerate(ROW_FIELDS)}
-STRING_FIELDS = {"kind", "code", "stage", "op", "verdict", "explanation", "details", "reproduce", "bundle", "was", "history"}
+STRING_FIELDS = {
+    "kind", "code", "stage", "op", "verdict", "explanation", "details", "reproduce", "bundle", "was", "history",
+    "localized", "localized_case",
+}  # fmt: skip
 
 
 def _head(text: str, limit: int) -> str:
@@ -101,6 +107,10 @@ def _cell(report: Report, strings: Strings, case: str, backend: str, stage_pos: 
         while t and not t[-1]:
             t.pop()
         fields["timings"] = t
+    localized = localization(r)
+    if localized:
+        fields["localized"] = summary(localized)
+        fields["localized_case"] = localized.get("case_file")
     aten = r.extras.get("aten_ops") if isinstance(r.extras, dict) else None
     if aten and list(aten) != list(report.cases.get(case, {}).get("ops") or []):
         fields["exported_ops"] = list(aten)

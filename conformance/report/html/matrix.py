@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from conformance.localize.record import localization, summary
 from conformance.report.html.context import Report
 from conformance.report.html.format import esc
 from conformance.report.html.markup import Part
@@ -54,6 +55,17 @@ def _cell(report: Report, case: str, backend: str) -> str:
     return f'<td class="{" ".join(cls)}">{text}</td>'
 
 
+def _localized(report: Report, case: str) -> str:
+    """A model row names the op --localize blamed on each backend (its cell's panel has the rest)."""
+    found = []
+    for backend in report.backends:
+        record = localization(report.results.get((case, backend)))
+        if record and "error" not in record:
+            found.append(f'<span class="loc" title="{esc(summary(record))}">→ {esc(record["op"])} '
+                         f'<span class="muted">[{esc(backend)}]</span></span>')
+    return "".join(found)
+
+
 def _legend(report: Report) -> str:
     items = [
         '<span class="lgi"><span class="lg p"></span>pass</span>',
@@ -91,7 +103,7 @@ def matrix(report: Report) -> Part:
         body.append(f'<tr class="fh" data-f="{fi}"><th colspan="{nb + 1}">{esc(fam)} <span>{len(members):,}</span></th></tr>')
         for case in members:
             cells = "".join(_cell(report, case, b) for b in report.backends)
-            body.append(f'<tr data-i="{i}" data-f="{fi}"><th>{esc(case)}</th>{cells}</tr>')
+            body.append(f'<tr data-i="{i}" data-f="{fi}"><th>{esc(case)}{_localized(report, case)}</th>{cells}</tr>')
             i += 1
     head = "<tr><th>case</th>" + "".join(f'<th class="bh">{report.backend_name(b)}</th>' for b in report.backends) + "</tr>"
     counts = Counter(r.status for r in report.results.values())
