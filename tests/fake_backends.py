@@ -69,6 +69,20 @@ SEGFAULT = Misbehaving("segfault", "segfault", "lower")
 ABORT = Misbehaving("abort", "abort", "compile")
 EXIT3 = Misbehaving("exit3", "exit3", "compile")
 HANG = Misbehaving("hang", "hang", "run")
+
+
+class ChattyAbort(Misbehaving):
+    """Prints a line in every stage of every case but `victim`, which prints an LLVM-style error in compile and aborts."""
+
+    def _maybe(self, stage: str, case_run) -> None:
+        if case_run.case.id != self.victim:
+            os.write(2, f"{stage} {case_run.case.id}: all is well\n".encode())
+        elif stage == self.stage:
+            os.write(2, b"LLVM ERROR: fake assertion failed\n")
+            os.abort()
+
+
+CHATTY_ABORT = ChattyAbort("chatty-abort", "abort", "compile")
 CHATTER = Misbehaving("chatter", "chatter", "lower")
 KILL_PARENT = Misbehaving("kill-parent", "kill-parent", "run")  # only for executors whose lanes may die (Ray)
 

@@ -57,6 +57,22 @@ def _engine_results(backend: str, cases: list[str], batch: int):
 CASES = ["add.broadcast", "double", "tanh", "sum.int"]
 
 
+def test_a_crash_in_a_later_job_quotes_its_own_words_not_the_emptied_log_before_them():
+    """The child's log is emptied between jobs: what a later job prints starts the log again (no NUL-filled
+    gap where the earlier jobs' output was, which the quoted dying words then began with)."""
+    settings = Settings(backends=[fake("CHATTY_ABORT")], case_paths=[str(FIXTURES / "cases")], default_cases=False)
+    engine = Engine(settings)
+    try:
+        first = list(engine.run([("double", "chatty-abort")]))  # prints, in the child that then runs the next job
+        victim = list(engine.run([("tanh", "chatty-abort")]))[0]
+    finally:
+        engine.close()
+    assert first[0].passed, first
+    assert (victim.stage, victim.code) == ("compile", "CRASH"), victim
+    assert victim.explanation.endswith("(killed by signal SIGABRT (6)): LLVM ERROR: fake assertion failed"), victim.explanation
+    assert "\x00" not in victim.details
+
+
 def test_a_batch_that_crashes_is_bisected_until_the_guilty_case_is_alone():
     results = _engine_results("BATCH_SEGFAULT", CASES, batch=4)
     assert results["tanh"].code == "CRASH" and "SIGSEGV" in results["tanh"].explanation

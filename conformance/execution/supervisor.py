@@ -9,6 +9,7 @@ message: silence past that is a hang, end of file is a death.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import select
 import signal
@@ -59,6 +60,9 @@ class ChildProcess:
         self.memory_kill_bytes = settings.memory_kill_mb * 2**20
         log_dir = log_dir or Path(tempfile.gettempdir())
         fd, path = tempfile.mkstemp(prefix="conformance-child-", suffix=".log", dir=log_dir)
+        # Appending: the child empties the log between jobs (OutputCapture.reset), and a write at the
+        # old offset would leave a NUL-filled gap where the earlier output was.
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
         self.log_path = path
         request_read, request_write = os.pipe()
         reply_read, reply_write = os.pipe()
