@@ -64,6 +64,13 @@ def test_a_numeric_bug_in_resnet18_is_traced_to_its_op_and_line(tmp_path):
     assert (Path(record["bundle"]) / "reproduce.sh").is_file()
 
 
+def test_a_numeric_bug_in_a_real_lowering_names_the_mlir_op_it_became(tmp_path):
+    """The real tosa backend with ReLU's tosa.clamp planted wrong: a wrong number names no op, the op's bundle does."""
+    record = localize("mlp", planted("TOSA_BROKEN_RELU"), settings(tmp_path), tmp_path / "w")
+    assert (record["op"], record["code"]) == ("aten.relu", "NUMERIC_MISMATCH")
+    assert record["mlir_op"] == "tosa.clamp"
+
+
 def test_propagated_error_is_blamed_on_the_op_that_made_it(tmp_path):
     """The mlp's first linear is off by 9e-5 relatively: within the model's tolerance there, so the first cut to
     fail is the second linear; alone, that one is exact and the first exceeds float32's tolerance: it is blamed.
@@ -208,3 +215,19 @@ def test_the_emitted_case_calls_the_op_with_its_attributes(tmp_path):
     assert emit.literal([torch.float16, float("-inf"), None], {}) == "[torch.float16, float('-inf'), None]"
     with pytest.raises(emit.EmitError, match="no literal form"):
         emit.literal(object(), {})
+
+
+def test_what_an_op_lowered_to_is_read_from_its_ir_without_the_scaffolding():
+    from conformance.toolchain.mlir import computing_ops
+
+    text = """module {
+  func.func @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = "tosa.const"() <{values = dense<1.0> : tensor<2xf32>}> : () -> tensor<2xf32>
+    %1 = tosa.clamp %arg0 {max_val = 6.0 : f32, min_val = 0.0 : f32} : (tensor<2xf32>) -> tensor<2xf32>
+    %2:2 = "tosa.custom"(%1, %0) <{domain_name = "x"}> : (tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+    %3 = tosa.clamp %2#0 {max_val = 1.0 : f32, min_val = 0.0 : f32} : (tensor<2xf32>) -> tensor<2xf32>
+    return %3 : tensor<2xf32>
+  }
+}
+"""
+    assert computing_ops(text) == ["tosa.clamp", "tosa.custom"]

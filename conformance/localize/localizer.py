@@ -33,6 +33,7 @@ from conformance.localize.search import Search, first_failing_cut, same_failure
 from conformance.paths import safe_name
 from conformance.result import Result
 from conformance.taxonomy import Code, Stage
+from conformance.toolchain import mlir
 
 RECORD = "localized.json"
 OPS_DIR = "ops"  # the one-op cases written
@@ -40,6 +41,7 @@ OUTPUTS = "outputs"  # every run's outputs, kept for the errors measured here
 SUSPECTS = 8  # for numerics: the op at the cut and up to this many ops feeding it, checked alone
 NUMERIC_CODES = {Code.NUMERIC_MISMATCH, Code.NAN_MISMATCH}
 UNCUTTABLE = {Stage.CASE, Stage.EAGER, Stage.EXPORT}  # no exported program to cut
+LOWERED_SHOWN = 4  # ops named for what a numerically wrong op lowered to
 
 
 class LocalizeError(Exception):
@@ -315,11 +317,24 @@ def _verdict(failure: Result, numeric: bool, blamed: str | None, alone: Result |
 
 
 def _mlir_op(alone: Result | None, failure: Result) -> str | None:
-    """The MLIR op the failure names, where it names one (not an ATen op)."""
+    """The MLIR op the failure names (not an ATen op); else, as for numerics, what the op alone lowered to.
+
+    A wrong number names no op, but the op's own bundle keeps the IR its run
+    compiled: the ops computing in it are what the ATen op became.
+    """
     for r in (alone, failure):
         if r is not None and r.op and not r.op.startswith(("aten.", "prims.")):
             return r.op
-    return None
+    lowered = _lowered_ops(Path(alone.artifacts)) if alone is not None and alone.artifacts else []
+    if not lowered:
+        return None
+    return ", ".join(lowered[:LOWERED_SHOWN]) + (", ..." if len(lowered) > LOWERED_SHOWN else "")
+
+
+def _lowered_ops(bundle: Path) -> list[str]:
+    """The computing ops of the IR a bundle's failing stage took (input.mlir first, where there are several)."""
+    files = sorted(bundle.glob("*.mlir"), key=lambda p: (p.name != "input.mlir", p.name))
+    return mlir.computing_ops(files[0].read_text()) if files else []
 
 
 def _at(op: str | None) -> str:

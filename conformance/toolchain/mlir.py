@@ -8,6 +8,7 @@ Result), and the reproducer is the caller's business (see bundles).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 TORCH_MLIR_OPT = "torch-mlir-opt"
@@ -92,6 +93,20 @@ def walk(operation):
         for block in region.blocks:
             for op in block.operations:
                 yield from walk(op.operation)
+
+
+# An op's name where a line states one: `%0 = tosa.clamp ...`, `"tosa.clamp"(%0) ...`, `linalg.yield %9`.
+_OP_HEAD = re.compile(r'^\s*(?:%[\w#:, %]+=\s*)?"?([a-z_]\w*\.[\w.]*\w)"?[\s(<{:]', re.MULTILINE)
+# The ops every lowered module has, whatever it computes: never the answer to "what did this op lower to".
+_SCAFFOLDING = {
+    "builtin.module", "func.func", "func.return", "arith.constant", "tensor.empty", "linalg.yield",
+    "tosa.const", "tosa.const_shape", "tosa.yield", "stablehlo.constant", "stablehlo.return",
+}
+
+
+def computing_ops(text: str) -> list[str]:
+    """The distinct ops an MLIR module's text computes with, in order of first appearance (no scaffolding)."""
+    return [op for op in dict.fromkeys(_OP_HEAD.findall(text)) if op not in _SCAFFOLDING]
 
 
 def opt_command(pipeline: str, input_path: Path | str) -> list[str]:
