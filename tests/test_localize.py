@@ -231,3 +231,13 @@ def test_what_an_op_lowered_to_is_read_from_its_ir_without_the_scaffolding():
 }
 """
     assert computing_ops(text) == ["tosa.clamp", "tosa.custom"]
+
+
+def test_only_a_numeric_failure_is_named_by_what_its_op_lowered_to(tmp_path):
+    """A conversion failure's bundle holds torch-dialect IR: listing its ops would name torch.constant.int as the MLIR op."""
+    from conformance.localize.localizer import _mlir_op
+
+    (tmp_path / "input.mlir").write_text("%0 = torch.constant.int 1\n%1 = torch.aten.arange %0 : !torch.int -> !torch.vtensor<[1],si64>\n")
+    alone = _failure("CUSTOM_OP_UNCONVERTIBLE")
+    alone.artifacts = str(tmp_path)
+    assert _mlir_op(alone, _failure("CUSTOM_OP_UNCONVERTIBLE"), numeric=False) is None

@@ -107,7 +107,7 @@ def localize(
         "ops": len(model_graph.ops),
         "source": blamed.source,
         "module": blamed.module_path,
-        "mlir_op": _mlir_op(blamed_alone, failure),
+        "mlir_op": _mlir_op(blamed_alone, failure, numeric),
         "verdict": _verdict(failure, numeric, blamed_name, blamed_alone),
         "first_failing_cut": {
             "index": culprit.index, "node": culprit.name, "op": culprit.aten, "code": first.code, "explanation": first.explanation,
@@ -316,16 +316,19 @@ def _verdict(failure: Result, numeric: bool, blamed: str | None, alone: Result |
     return f"alone it gives {alone.code or alone.status}{_at(alone.op)}: the failure needs its context in the model"
 
 
-def _mlir_op(alone: Result | None, failure: Result) -> str | None:
-    """The MLIR op the failure names (not an ATen op); else, as for numerics, what the op alone lowered to.
+def _mlir_op(alone: Result | None, failure: Result, numeric: bool) -> str | None:
+    """The MLIR op the failure names (not an ATen op); for a numeric failure, what the op alone lowered to.
 
     A wrong number names no op, but the op's own bundle keeps the IR its run
-    compiled: the ops computing in it are what the ATen op became.
+    compiled: the ops computing in it are what the ATen op became. (Other
+    failures stop before that IR: their bundle holds an earlier dialect.)
     """
     for r in (alone, failure):
         if r is not None and r.op and not r.op.startswith(("aten.", "prims.")):
             return r.op
-    lowered = _lowered_ops(Path(alone.artifacts)) if alone is not None and alone.artifacts else []
+    if not numeric or alone is None or not alone.artifacts:
+        return None
+    lowered = _lowered_ops(Path(alone.artifacts))
     if not lowered:
         return None
     return ", ".join(lowered[:LOWERED_SHOWN]) + (", ..." if len(lowered) > LOWERED_SHOWN else "")
