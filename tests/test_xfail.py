@@ -60,6 +60,23 @@ def test_a_listed_case_that_passes_is_xpass_and_the_update_drops_it(run_registry
     assert XfailSet.load(xfail_dir, "scripted").entries == {}
 
 
+def test_an_entry_marked_flaky_lets_a_pass_through_and_the_update_keeps_it(run_registry, xfail_dir):
+    """A pair that fails only sometimes (an uninitialised read): its entry, marked by hand, keeps both outcomes green."""
+    flaky = Entry("NUMERIC_MISMATCH", "garbage where 0 is expected", "compare", note="nondeterministic", flaky=True)
+    XfailSet("scripted", xfail_dir / "scripted.toml", {"double": flaky}).save()
+    assert "flaky = true" in (xfail_dir / "scripted.toml").read_text()
+    passed = run_registry(SCRIPTED, f"--xfail-dir={xfail_dir}", "--update-xfails", "-k", "double")
+    assert passed.returncode == 0, passed
+    assert passed.results["double[scripted]"]["verdict"] == "PASS"
+    failed = run_registry(SCRIPTED, f"--xfail-dir={xfail_dir}", "--update-xfails", "-k", "double", env=script(double="perturb"))
+    assert failed.returncode == 0, failed
+    assert failed.results["double[scripted]"]["verdict"] == "XFAIL"
+    assert XfailSet.load(xfail_dir, "scripted").entries["double"].flaky  # kept through a pass and a rewrite
+    (xfail_dir / "scripted.toml").write_text('["double"]\ncode = "NUMERIC_MISMATCH"\nflaky = "yes"\n')
+    with pytest.raises(XfailError, match=r"scripted.toml:1: entry 'double': flaky must be true or false"):
+        XfailSet.load(xfail_dir, "scripted")
+
+
 def test_a_different_failure_is_changed_and_the_update_keeps_the_note(run_registry, xfail_dir):
     XfailSet(
         "scripted",

@@ -153,7 +153,7 @@ def _flaky_lines(result: Result, entry: Entry | None) -> list[str]:
     lines.append(
         "  runs that disagree are a bug to fix (a race, memory read before it is written); "
         "while it is known, an xfail entry expecting one of the failures above keeps the run green "
-        "(write it by hand, with a note: updates never write a flaky pair)"
+        "(write it by hand, with a note: updates never write a flaky pair; add `flaky = true` if it also passes outright)"
     )
     return lines
 def failure_text(f: ConformanceFailure, reproduce: str) -> str:

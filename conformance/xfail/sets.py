@@ -7,8 +7,10 @@
     explanation = "torch-mlir cannot lower aten.cumsum to tosa ..."
     note = "https://github.com/llvm/torch-mlir/issues/NNNN"
 
-`stage`, `code`, `op` and `explanation` are generated; `note` belongs to
-humans and survives every rewrite. Entries are sorted by case id so a
+`stage`, `code`, `op` and `explanation` are generated; `note` and `flaky`
+belong to humans and survive every rewrite. `flaky = true` says the pair
+fails only sometimes (pytest's non-strict xfail): a pass is then no XPASS,
+and an update keeps the entry. Entries are sorted by case id so a
 rewrite diffs cleanly.
 """
 
@@ -29,7 +31,7 @@ HEADER = """\
 # (or `pytest --backend={backend} --update-xfails`); `note` is yours and is kept.
 """
 
-FIELDS = ("stage", "code", "op", "explanation", "note")
+FIELDS = ("stage", "code", "op", "explanation", "note", "flaky")
 
 
 class XfailError(Exception):
@@ -43,9 +45,10 @@ class Entry:
     stage: str | None = None
     op: str | None = None
     note: str | None = None
+    flaky: bool = False  # fails only sometimes: a pass is not an XPASS
 
     def to_toml(self) -> dict:
-        return {k: v for k in FIELDS if (v := getattr(self, k)) not in (None, "")}
+        return {k: v for k in FIELDS if (v := getattr(self, k)) not in (None, "", False)}
 
 
 @dataclass
@@ -96,7 +99,9 @@ def _entry(path: Path, text: str, case_id: str, table: object) -> Entry:
     if unknown:
         raise XfailError(f"{where}: entry {case_id!r} has unknown field(s) {sorted(unknown)}; allowed: {', '.join(FIELDS)}")
     for key, value in table.items():
-        if not isinstance(value, str):
+        if key == "flaky" and not isinstance(value, bool):
+            raise XfailError(f"{where}: entry {case_id!r}: flaky must be true or false, got {value!r}")
+        if key != "flaky" and not isinstance(value, str):
             raise XfailError(f"{where}: entry {case_id!r}: {key} must be a string, got {value!r}")
     code = table.get("code")
     if code is None:
@@ -109,4 +114,5 @@ def _entry(path: Path, text: str, case_id: str, table: object) -> Entry:
         stage=table.get("stage"),
         op=table.get("op"),
         note=table.get("note"),
+        flaky=table.get("flaky", False),
     )
