@@ -38,6 +38,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -89,21 +90,28 @@ def choose(args) -> tuple[list[str], list[str]]:
     return [PREFIX + n for n in names], names
 
 
+def run_measured(command: list[str], out: Path, failed: str, env: dict | None = None) -> tuple[dict, float, resource.struct_rusage]:
+    """Run `command` in a process of its own: the JSON report it writes to `out`, its wall seconds and its
+    resource usage (its whole process tree, compilers included); a failure ends the benchmark, quoting its stderr.
+
+    stderr goes to a file, not a pipe: a child that writes more than a pipe holds would block while it is waited for.
+    """
+    start = time.monotonic()
+    with tempfile.TemporaryFile(mode="w+") as stderr:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=env)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.monotonic() - start
+        if status != 0:
+            stderr.seek(0)
+            raise SystemExit(f"{failed} (status {status}):\n{stderr.read()[-3000:]}")
+    return json.loads(out.read_text()), wall, usage
+
+
 def run_peer(checkout: Path, backend: str, names_file: Path, scratch: Path) -> dict:
     """torch-mlir's harness in a process of its own: wall from start to end, its peak RSS, per-test outcomes."""
     out = scratch / f"peer-{backend}.json"
-    start = time.monotonic()
-    process = subprocess.Popen(
-        [sys.executable, str(RUNNER), "--checkout", str(checkout), "--backend", backend, "--tests", str(names_file), "--json", str(out)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.monotonic() - start
-    stderr = process.stderr.read()
-    process.stderr.close()
-    if status != 0:
-        raise SystemExit(f"torch-mlir's runner failed on {backend} (status {status}):\n{stderr[-3000:]}")
-    report = json.loads(out.read_text())
+    command = [sys.executable, str(RUNNER), "--checkout", str(checkout), "--backend", backend, "--tests", str(names_file), "--json", str(out)]
+    report, wall, usage = run_measured(command, out, f"torch-mlir's runner failed on {backend}")
     outcomes = Counter(t["outcome"] for t in report["tests"])
     stages = Counter()
     for t in report["tests"]:
@@ -119,15 +127,7 @@ def run_ours(tree: Path, case_paths: list[str], ids_file: Path, backend: str, ca
     out = scratch / f"ours-{backend}.json"
     command = [sys.executable, str(OURS), "--ids", str(ids_file), "--backend", backend, "--cache-dir", str(cache),
                "--batch-size", str(batch), "--reruns", str(reruns), "--json", str(out), *(f"--cases={c}" for c in case_paths)]  # fmt: skip
-    start = time.monotonic()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(tree)})
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.monotonic() - start
-    stderr = process.stderr.read()
-    process.stderr.close()
-    if status != 0:
-        raise SystemExit(f"conformance ({tree}) failed on {backend} (status {status}):\n{stderr[-3000:]}")
-    report = json.loads(out.read_text())
+    report, wall, usage = run_measured(command, out, f"conformance ({tree}) failed on {backend}", env={**os.environ, "PYTHONPATH": str(tree)})
     results = report["results"]
     stages = Counter()
     for r in results:
