@@ -33,8 +33,8 @@ def main() -> int:
     parser.add_argument("--json", type=Path, required=True)
     args = parser.parse_args()
 
-    from conformance.cases.registry import Registry, discover
-    from conformance.execution.settings import Settings
+    from conformance.cases.registry import Registry, discover, sources_of
+    from conformance.settings import Settings
     from conformance.nightly import executors
     from conformance.nightly.matrix import matrix_pairs, plan
 
@@ -43,7 +43,7 @@ def main() -> int:
         backends=[args.backend], case_paths=args.cases, default_cases=False, cache_dir=args.cache_dir, batch_size=args.batch_size,
         reruns=args.reruns,
     )
-    registry = Registry.load(settings.case_sources(), settings.suites)
+    registry = Registry.load(sources_of(settings), settings.suites)
     missing = [i for i in ids if i not in {c.id for c in registry}]
     if missing:
         parser.error(f"{args.ids}: not among the cases of {args.cases}: {', '.join(missing[:5])}")

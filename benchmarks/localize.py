@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from tabulate import tabulate  # noqa: E402
 
-from conformance.execution.settings import Settings  # noqa: E402
+from conformance.settings import Settings  # noqa: E402
 from conformance.localize.localizer import localize  # noqa: E402
 
 PAIRS = [f"resnet18={ROOT / 'tests' / 'fake_localize_backends.py'}:TOSA_BROKEN_RELU", "bert.tiny=tosa"]

@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tabulate import tabulate  # noqa: E402
 
 from conformance.cases.registry import Registry, discover  # noqa: E402
-from conformance.execution.settings import DEFAULT_BATCH, DEFAULT_RERUNS  # noqa: E402
+from conformance.settings import DEFAULT_BATCH, DEFAULT_RERUNS  # noqa: E402
 
 RUNNER = Path(__file__).resolve().parent / "torch_mlir_runner.py"
 OURS = Path(__file__).resolve().parent / "conformance_runner.py"

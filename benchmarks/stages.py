@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tabulate import tabulate  # noqa: E402
 
 from conformance.execution.engine import Engine  # noqa: E402
-from conformance.execution.settings import Settings  # noqa: E402
+from conformance.settings import Settings  # noqa: E402
 
 BACKENDS = ["torch", "linalg", "tosa", "stablehlo", "tosa-ref"]
 CASES = ["tanh", "matmul", "mlp", "resnet18"]

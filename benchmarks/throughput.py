@@ -45,7 +45,7 @@ from tabulate import tabulate  # noqa: E402
 from conformance import run_options  # noqa: E402
 from conformance.backends import loader  # noqa: E402
 from conformance.cases.registry import Registry, discover  # noqa: E402
-from conformance.execution.settings import Settings  # noqa: E402
+from conformance.settings import Settings  # noqa: E402
 from conformance.nightly import executors  # noqa: E402
 from conformance.nightly.matrix import matrix_pairs, plan  # noqa: E402
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from conformance.paths import safe_name
 from conformance.reproducer import COMMANDS, staged_commands, staged_stage
 from conformance.result import Result
@@ -142,7 +142,7 @@ def _write_script(bundle: Path, result: Result, commands: list[list[str]], setti
 def rerun_command(case: str, backend: str, settings: Settings, *, no_xfail: bool = True, xfail_dir: str | None = None) -> str:
     """The pytest command that reruns one pair as the run ran it (its backend spec, case sources,
     suites, seed, backend options, case timeout), judged by `xfail_dir`'s sets, or by none (--no-xfail)."""
-    from conformance.execution.settings import DEFAULT_CASE_TIMEOUT
+    from conformance.settings import DEFAULT_CASE_TIMEOUT
     from conformance.report.reproduce import pytest_command
 
     command = pytest_command(case, backend_spec(settings, backend), settings.to_dict(), xfailed=no_xfail)

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from conformance import content
-from conformance.execution import settings as defaults
+from conformance import settings as defaults
 from conformance.export_modes import DEFAULT_EXPORT_MODE, EXPORT_MODES
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 
 # -- checks: each parses one value or says, naming the value, why it cannot be used --
 

@@ -8,7 +8,7 @@ import pytest
 
 from conformance.execution.engine import Engine
 from conformance.execution.planning import plan_jobs
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 
 BACKENDS = ["torch", "linalg", "tosa", "stablehlo", "tosa-ref"]
 BASICS = ["tanh", "add.broadcast", "matmul", "mlp"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conformance.execution.engine import Engine
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from tests.conftest import FIXTURES, fake
 
 SMALL = ["add.broadcast", "double", "tanh", "sum.int"]

@@ -6,7 +6,7 @@ import shutil
 
 from conformance.execution.compile_cache_store import CompileCache
 from conformance.execution.engine import Engine
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from tests.conftest import FIXTURES, fake
 
 CASES = ["tanh", "add.broadcast", "double", "sum.int"]

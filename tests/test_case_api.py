@@ -10,7 +10,7 @@ from conformance.cases.inputs import make_inputs, make_module
 from conformance.cases.reference import reference_outputs
 from conformance.cases.spec import CaseError, Exact, Stored, T, model, op
 from conformance.execution.engine import Engine
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from tests.conftest import FIXTURES, fake
 
 SOURCE = FIXTURES / "case_api"

@@ -4,7 +4,7 @@ import subprocess
 
 from conformance.classify import classify_error
 from conformance.execution.engine import Engine
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from conformance.toolchain.iree import TARGET_FLAGS, iree_compile
 from conformance.toolchain.tools import ToolError
 from tests.conftest import FIXTURES, fake

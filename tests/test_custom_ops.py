@@ -320,7 +320,7 @@ UNCONVERTIBLE = {
 def custom_results():
     """The tosa-custom Results of the fixture cases and the registry's mlp and lenet5, from one Engine."""
     from conformance.execution.engine import Engine
-    from conformance.execution.settings import Settings
+    from conformance.settings import Settings
 
     settings = Settings(backends=["tosa-custom"], case_paths=[str(CUSTOM_CASES)], case_timeout=120)
     engine = Engine(settings)

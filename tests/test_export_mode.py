@@ -8,7 +8,7 @@ import pytest
 
 from conformance import run_options
 from conformance.execution.engine import Engine
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from conformance.report.reproduce import pytest_command
 from tests.conftest import FIXTURES, fake
 

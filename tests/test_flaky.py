@@ -22,7 +22,7 @@ import torch
 from conformance.execution import determinism
 from conformance.execution.engine import Engine
 from conformance.execution.reruns import REPLAYED
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from conformance.nightly.progress import Progress
 from conformance.report.build import build_reports
 from conformance.report.summary import SCHEMA_PATH

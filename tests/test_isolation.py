@@ -7,7 +7,7 @@ exit and hang in a named stage.
 import pytest
 
 from conformance.execution.engine import Engine
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from tests.conftest import FIXTURES, fake
 
 CRASHERS = {

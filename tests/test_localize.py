@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from conformance.cases.registry import Registry, directory_sources
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from conformance.localize import emit, graph, oracle
 from conformance.localize.localizer import LocalizeError, localize
 from conformance.localize.search import first_failing_cut, same_failure

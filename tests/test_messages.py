@@ -4,7 +4,7 @@ import pytest
 
 from conformance import result as results
 from conformance.execution import messages
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 
 EXAMPLES = [
     messages.Init(Settings(backends=["tosa"], seed=3, options={"custom_ops": "aten.tanh"})),

@@ -7,7 +7,7 @@ import pytest
 
 from conformance.execution.engine import Engine
 from conformance.execution.planning import plan_jobs
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from tests.conftest import FIXTURES
 
 HAND_BUILT = ["onnx.abs", "onnx.abs_wrong", "onnx.add_u8", "onnx.cast_f8", "onnx.cast_i4", "onnx.bernoulli"]

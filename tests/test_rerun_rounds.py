@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conformance.execution import engine as engine_module
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from conformance.nightly.executors.lanes import LanesExecutor
 from tests.conftest import FIXTURES, fake
 

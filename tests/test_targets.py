@@ -14,7 +14,7 @@ import pytest
 
 from conformance.backends import loader
 from conformance.execution.engine import Engine
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from conformance.report.build import build_reports
 from conformance.report.summary import SCHEMA_PATH
 from conformance.result import Result

@@ -18,7 +18,7 @@ from conformance.cases import registry as reg
 from conformance.cases.inputs import make_inputs, make_module
 from conformance.cases.spec import CaseUnavailable
 from conformance.execution.engine import Engine
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from conformance.toolchain.torch_mlir import dynamic_shapes
 from tests.conftest import FIXTURES, fake
 

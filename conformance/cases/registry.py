@@ -128,6 +128,11 @@ def external_sources(spec: str) -> list[CaseSource] | None:
     return importlib.import_module(KINDS[kind]).sources(location, spec)
 
 
+def sources_of(settings) -> list[CaseSource]:
+    """The case sources a run's Settings name (its --cases paths, with or without the project's cases/)."""
+    return discover(settings.case_paths, default_dir=settings.default_cases)
+
+
 def discover(paths: Sequence[str] = (), default_dir: bool = True, plugins: bool = True) -> list[CaseSource]:
     """All case sources: the project's cases/, the built-in suites, then `paths` (dirs, modules or KIND:LOCATION), then entry points."""
     sources: list[CaseSource] = []

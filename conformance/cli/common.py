@@ -40,10 +40,10 @@ def resolve_backends(specs: list[str]) -> list:
 def select_cases(args: argparse.Namespace, settings, *, required: bool = False):
     """(the registry, the selected cases); with `required`, selecting nothing is an error."""
     from conformance.cases.keyword import KeywordError
-    from conformance.cases.registry import Registry, RegistryError
+    from conformance.cases.registry import Registry, RegistryError, sources_of
 
     try:
-        registry = Registry.load(settings.case_sources(), settings.suites)
+        registry = Registry.load(sources_of(settings), settings.suites)
         cases = registry.select(keyword=args.keyword, tags=args.tag, skip_tags=args.skip_tag)
     except (RegistryError, KeywordError) as e:
         fail(str(e))

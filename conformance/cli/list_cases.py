@@ -20,6 +20,8 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from tabulate import tabulate
 
+    from conformance.cases.registry import sources_of
+
     settings = run_options.settings_from(args)
     _, cases = select_cases(args, settings)
     if args.json:
@@ -32,7 +34,7 @@ def run(args) -> int:
     print(tabulate([[s, k, f, n] for (s, k, f), n in sorted(families.items())], headers=["suite", "kind", "family", "cases"]))
     kinds = Counter(c.kind for c in cases)
     print(f"\n{len(cases)} cases: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())))
-    for source in settings.case_sources():
+    for source in sources_of(settings):
         if source.report is not None:  # a suite from elsewhere: what it could not import, and why
             print()
             print("\n".join(source.report()))

@@ -54,10 +54,10 @@ def main(argv: list[str]) -> int:
             sys.path.insert(0, entry)
     try:
         from conformance.backends import loader
-        from conformance.cases.registry import Registry
+        from conformance.cases.registry import Registry, sources_of
         from conformance.execution.executor import Executor
 
-        registry = Registry.load(settings.case_sources(), settings.suites)
+        registry = Registry.load(sources_of(settings), settings.suites)
         backends = {spec: loader.resolve(spec) for spec in settings.backends}
         executor = Executor(registry, {b.name: b for b in backends.values()}, settings, send)
     except Exception as e:

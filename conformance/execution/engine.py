@@ -24,7 +24,7 @@ from typing import Iterator
 from conformance import result as results
 from conformance.bundles import finalize
 from conformance.classify import classify_crash, classify_flood, classify_timeout
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from conformance.execution.capture import fold_repeats
 from conformance.execution.messages import JobDone, Message, ResultMessage, RunJob, StageStarted
 from conformance.execution.supervisor import ChildError, ChildProcess, Died, Flooding, Silent

@@ -35,7 +35,7 @@ from conformance.execution.compile_cache_store import CompileCache
 from conformance.execution.compile_cache_use import CacheUse
 from conformance.execution.messages import Message, ResultMessage, StageStarted
 from conformance.execution.reruns import DIFFERS, REPLAYED, Attempt
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from conformance.paths import safe_name
 from conformance.taxonomy import Code, Stage
 

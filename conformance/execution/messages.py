@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from conformance.execution.planning import Pair
 from conformance.execution.reruns import Attempt
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from conformance.result import Result
 
 

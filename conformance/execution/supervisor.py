@@ -22,7 +22,7 @@ from pathlib import Path
 
 from conformance.execution.capture import read_log
 from conformance.execution.messages import Error, Exit, Init, Message, Ready, decode, encode
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from conformance.toolchain.tools import signal_name
 
 STARTUP_TIMEOUT = 600.0  # importing torch + loading a large suite on a busy machine

@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from conformance.cases.registry import Registry, RegistryError
+from conformance.cases.registry import Registry, RegistryError, sources_of
 from conformance.execution.engine import Engine
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from conformance.localize import cuts, emit, graph, oracle
 from conformance.localize.record import EXTRAS_KEY
 from conformance.localize.search import Search, first_failing_cut, same_failure
@@ -62,7 +62,7 @@ def localize(
     (a run's); otherwise the case runs once first.
     """
     started = time.monotonic()
-    registry = Registry.load(settings.case_sources(), settings.suites)
+    registry = Registry.load(sources_of(settings), settings.suites)
     case = _model_case(registry, case_id)
     base = dataclasses.replace(settings, backends=[backend], reruns=0, check_determinism=False)
     if failure is None:

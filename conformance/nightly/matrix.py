@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from conformance.execution.planning import Pair, plan_jobs
-from conformance.execution.settings import DEFAULT_CASE_TIMEOUT
+from conformance.settings import DEFAULT_CASE_TIMEOUT
 from conformance.nightly.store import RESULTS, latest, read_results
 from conformance.result import Result
 

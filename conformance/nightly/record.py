@@ -12,7 +12,7 @@ import datetime
 import json
 from pathlib import Path
 
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 
 
 def utc_now() -> str:

@@ -16,7 +16,7 @@ from conformance.backends.protocol import Backend
 from conformance.cases.spec import Case
 from conformance.execution.engine import Engine
 from conformance.execution.planning import Pair, group_indices, plan_jobs
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from conformance.result import Result
 from conformance.xfail.sets import Entry, XfailSet
 

@@ -54,7 +54,7 @@ def start(config: pytest.Config, specs: list[str]) -> None:
     if report_dir and (Path(report_dir) / RESULTS).exists():
         raise pytest.UsageError(f"--report-dir {report_dir}: it holds a report already ({RESULTS}); choose another directory")
     try:
-        sources = settings.case_sources()
+        sources = reg.sources_of(settings)
     except reg.RegistryError as e:
         raise pytest.UsageError(str(e)) from None
     # A failure's text starts with its one-line summary; on CI (or with -vv) pytest would

@@ -16,7 +16,7 @@ from typing import Callable
 
 from conformance.execution.engine import Engine
 from conformance.execution.planning import Pair
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from conformance.result import Result
 
 _DONE = object()

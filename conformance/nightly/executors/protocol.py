@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Callable, Protocol
 
 from conformance.execution.planning import Pair
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from conformance.result import Result
 
 

@@ -41,7 +41,7 @@ from ray.exceptions import RayError, RayTaskError
 from conformance import result as results
 from conformance.execution.engine import Engine
 from conformance.execution.planning import Pair
-from conformance.execution.settings import Settings
+from conformance.settings import Settings
 from conformance.nightly.executors.protocol import ExecutorError, Unfinished
 from conformance.result import Result
 

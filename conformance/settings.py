@@ -2,6 +2,9 @@
 
 A child process loads the registry and the backends itself from these, so
 they are plain data (JSON) and nothing else crosses the process boundary.
+Plain data used by every layer, so it sits at the bottom and imports nothing
+of ours but the export modes: `cases.registry.sources_of(settings)` turns
+its case paths into sources.
 """
 
 from __future__ import annotations
@@ -40,11 +43,6 @@ class Settings:
     cache_limit_mb: int = 4096  # compiled artifacts kept, least recently used evicted first
     options: dict[str, Any] = field(default_factory=dict)  # backend options, e.g. custom_ops
     sys_path: list[str] = field(default_factory=lambda: list(sys.path))
-
-    def case_sources(self):
-        from conformance.cases import registry
-
-        return registry.discover(self.case_paths, default_dir=self.default_cases)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
