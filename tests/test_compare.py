@@ -168,6 +168,25 @@ def test_values_beyond_eager_s_range_fail_even_below_the_statistics_threshold():
     assert "values lie below eager's smallest" in m.explanation
 
 
+def test_range_and_support_of_a_random_output_allow_the_case_s_tolerance():
+    # A bernoulli computed in another order gives 1 + 1e-7: below every tolerance, still a 1.
+    g = torch.Generator().manual_seed(3)
+    coin = torch.bernoulli(torch.full((64, 64), 0.1), generator=g)
+    backend = torch.bernoulli(torch.full((64, 64), 0.1), generator=g)
+    assert compare(coin, torch.where(backend == 1, 1 + 1e-7, backend), statistical=True) is None
+    # Beyond the tolerance it is a value eager never gives, as before.
+    m = compare(coin, torch.where(backend == 1, 1.01, backend), statistical=True)
+    assert m.code == Code.NUMERIC_MISMATCH and "above eager's largest, 1" in m.explanation
+    # The case's own tolerance decides, not only torch.testing's default.
+    assert compare(coin, torch.where(backend == 1, 1.01, backend), statistical=True, rtol=0.0, atol=0.05) is None
+    # A dropout mask scaled by 1/(1-p) in another order: within tolerance of eager's 2, not a new value.
+    mask = torch.rand(64, 64, generator=g) < 0.5
+    scaled = mask * 2.0
+    assert compare(scaled, (torch.rand(64, 64, generator=g) < 0.5) * (2.0 + 2e-6), statistical=True) is None
+    m = compare(scaled, (torch.rand(64, 64, generator=g) < 0.5) * 2.5, statistical=True)
+    assert m.code == Code.NUMERIC_MISMATCH and "above eager's largest, 2" in m.explanation
+
+
 def test_a_random_output_of_another_distribution_fails_even_with_eager_s_mean_and_deviation():
     # torch-mlir's TOSA lowering makes every aten.uniform one compile-time constant, so randn's
     # Box-Muller transform gets the same uniform twice: sqrt(-2 log u) cos(2 pi u), skewed by 1.

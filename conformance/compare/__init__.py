@@ -76,7 +76,7 @@ def _compare_leaf(path, e, a, rtol, atol, statistical, values) -> Mismatch | Non
     # A Python scalar has no dtype of its own to hold the backend to.
     scalar = not isinstance(e, (torch.Tensor, np.ndarray)) or not isinstance(a, (torch.Tensor, np.ndarray, np.generic))
     if statistical and values:
-        return compare_samples(path, te, ta, same_dtype_required=not scalar)
+        return compare_samples(path, te, ta, same_dtype_required=not scalar, rtol=rtol, atol=atol)
     if te.dtype != ta.dtype and not scalar:
         return Mismatch(Code.DTYPE_MISMATCH, f"{path}: {reference()} gives {describe(te)}, the backend {describe(ta)}")
     if te.shape != ta.shape:

@@ -5,7 +5,7 @@ The checks, in order; each later one means something only once the earlier pass:
 1. NaN and Inf: present on one side and not on the other.
 2. dtype, then shape.
 3. range: how many of the backend's values lie beyond eager's smallest or
-   largest. Whatever the distribution, when two samples come from the same
+   largest, by more than the case's tolerance (a bernoulli's 1 + 1e-7 is a 1). Whatever the distribution, when two samples come from the same
    one, the chance that k of m values exceed the largest of n others is
    m(m-1)...(m-k+1) / ((n+m)(n+m-1)...(n+m-k+1)), so a handful do and
    hundreds do not; a bound on a count, not on a value, because eager's
@@ -14,7 +14,8 @@ The checks, in order; each later one means something only once the earlier pass:
    (bernoulli's 0 and 1, a dropout mask). How much of the distribution eager
    has not seen is estimated from the values it saw only once (Good-Turing),
    generously, so a randint over a wide range (all values seen once) is
-   never held to eager's few.
+   never held to eager's few. A value within the case's tolerance of one
+   eager gives is one eager gives.
 5. statistics, only from MIN_STATISTICS_ELEMENTS on: mean, standard
    deviation and share of zeros, each within Z standard errors of the
    difference at the two samples' sizes; then the distribution itself: the
@@ -34,6 +35,8 @@ import math
 
 import torch
 
+from torch.testing._comparison import default_tolerances  # torch is pinned; this is assert_close's own table
+
 from conformance.compare.mismatch import Mismatch, describe, reference, value
 from conformance.taxonomy import Code
 
@@ -44,8 +47,11 @@ SUPPORT_SLACK = 3.0  # times the Good-Turing estimate of the share of values eag
 SHOWN_VALUES = 5  # distinct values of eager's named in an explanation
 
 
-def compare_samples(path: str, te: torch.Tensor, ta: torch.Tensor, same_dtype_required: bool) -> Mismatch | None:
-    """The first check a random output fails, or None. `same_dtype_required`: False for Python scalars."""
+def compare_samples(
+    path: str, te: torch.Tensor, ta: torch.Tensor, same_dtype_required: bool, rtol: float | None = None, atol: float | None = None
+) -> Mismatch | None:
+    """The first check a random output fails, or None. `same_dtype_required`: False for Python scalars;
+    `rtol`/`atol`: how far a value may be from one eager gives and still count as it (default: torch.testing's)."""
     checks = _checks(te.numel())
     found = _nonfinite(path, te, ta)
     if found:
@@ -55,13 +61,16 @@ def compare_samples(path: str, te: torch.Tensor, ta: torch.Tensor, same_dtype_re
     if te.shape != ta.shape:
         return _judged(Mismatch(Code.SHAPE_MISMATCH, f"{path}: {reference()} gives {describe(te)}, the backend {describe(ta)}"), checks)
     if te.dtype.is_complex:  # two samples in one: the real parts, and the imaginary ones
-        return compare_samples(f"{path} (real part)", te.real, ta.real, same_dtype_required) or compare_samples(
-            f"{path} (imaginary part)", te.imag, ta.imag, same_dtype_required
+        return compare_samples(f"{path} (real part)", te.real, ta.real, same_dtype_required, rtol, atol) or compare_samples(
+            f"{path} (imaginary part)", te.imag, ta.imag, same_dtype_required, rtol, atol
         )
     e, a = _finite(te), _finite(ta.to(te.dtype))
     if e.numel() == 0 or a.numel() == 0:
         return None
     spell = (lambda number: value(bool(number))) if te.dtype == torch.bool else value
+    if rtol is None or atol is None:
+        rtol, atol = default_tolerances(te) if te.dtype.is_floating_point else (0.0, 0.0)
+    a = _snapped(e, a, rtol, atol)
     for check in (_range, _support, _statistics):
         found = check(path, e, a, spell)
         if found:
@@ -109,6 +118,26 @@ def _finite(t: torch.Tensor) -> torch.Tensor:
         return flat
     finite = torch.isfinite(flat)
     return flat if bool(finite.all()) else flat[finite]
+
+
+def _snapped(e: torch.Tensor, a: torch.Tensor, rtol: float, atol: float) -> torch.Tensor:
+    """The backend's values, each within tolerance of a value eager gives replaced by that value.
+
+    Only the range and support checks care which values occur; a float a
+    rounding away from one of eager's (1 + 1e-7 for a bernoulli's 1) is that
+    value, as the deterministic comparison would say.
+    """
+    if not (rtol or atol) or not e.dtype.is_floating_point:
+        return a
+    seen = torch.unique(e)  # sorted
+    right = torch.searchsorted(seen, a).clamp(max=seen.numel() - 1)
+    left = (right - 1).clamp(min=0)
+    snapped = a.clone()
+    for side in (left, right):
+        near = seen[side]
+        close = (a - near).abs() <= atol + rtol * near.abs()
+        snapped = torch.where(close, near, snapped)
+    return snapped
 
 
 def _range(path: str, e: torch.Tensor, a: torch.Tensor, spell) -> Mismatch | None:
