@@ -7,20 +7,24 @@ needs a device, so on a machine without one their pairs end COMPILED.
 from __future__ import annotations
 
 import json
+import platform
 import subprocess
+from pathlib import Path
 
 import jsonschema
+
 import pytest
 
 from conformance.backends import loader
 from conformance.execution.engine import Engine
-from conformance.settings import Settings
 from conformance.report.build import build_reports
 from conformance.report.summary import SCHEMA_PATH
 from conformance.result import Result
+from conformance.settings import Settings
 from conformance.taxonomy import Status, Verdict
 from conformance.toolchain.iree import dispatch_counts, iree_compile, statistics_flags
 from conformance.toolchain.iree_targets import TARGETS, compile_target, missing_device
+from conformance.toolchain.versions import toolchain_versions
 from conformance.xfail.judge import verdict
 from conformance.xfail.sets import Entry, XfailSet
 from conformance.xfail.update import update
@@ -54,6 +58,34 @@ def test_a_target_is_a_backend_of_its_own_name_compiling_with_its_flags(spec, na
 
 def test_the_default_target_spelled_out_is_the_backend_itself():
     assert loader.resolve("tosa@llvm-cpu") is loader.resolve("tosa")
+    default_cpu = compile_target("llvm-cpu", []).flags_chip()
+    assert loader.resolve(f"tosa@llvm-cpu:{default_cpu}") is loader.resolve("tosa")
+
+
+def test_the_cpu_backends_compile_for_a_named_cpu_never_the_host_unless_asked():
+    """Code generated for `host` differs between CPU models, and with it verdicts: the default names a CPU."""
+    flags = loader.resolve("tosa").target.flags()
+    cpu = [f for f in flags if f.startswith("--iree-llvmcpu-target-cpu=")]
+    assert len(cpu) == 1 and cpu[0] != "--iree-llvmcpu-target-cpu=host", flags
+    if platform.machine() == "x86_64":
+        assert cpu == ["--iree-llvmcpu-target-cpu=x86-64-v3"]
+    host = loader.resolve("tosa@llvm-cpu:host")
+    assert host.name == "tosa@llvm-cpu:host" and "--iree-llvmcpu-target-cpu=host" in host.target.flags()
+    assert toolchain_versions()["llvm-cpu target cpu"] == cpu[0].split("=")[1]  # in every report and cache key
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64" or "avx512f" not in Path("/proc/cpuinfo").read_text(),
+                    reason="compares code for an AVX2 and an AVX-512 CPU: needs an x86-64 host that runs both")
+def test_the_named_cpu_decides_the_code_that_runs(tmp_path):
+    """to.f32_to_u8 (values 0..255): IREE's AVX2 code gives 127 where PyTorch gives 253, its AVX-512 code is right.
+    The verdict follows the CPU named, whatever this host is."""
+    engine = Engine(Settings(backends=["linalg", "linalg@llvm-cpu:x86-64-v4"], cache_dir=None))
+    try:
+        results = {r.backend: r for r in engine.run([("to.f32_to_u8", "linalg"), ("to.f32_to_u8", "linalg@llvm-cpu:x86-64-v4")])}
+    finally:
+        engine.close()
+    assert results["linalg@llvm-cpu:x86-64-v4"].passed, results["linalg@llvm-cpu:x86-64-v4"]
+    assert results["linalg"].code == "NUMERIC_MISMATCH" and "got 127" in results["linalg"].explanation
 
 
 @pytest.mark.parametrize(
@@ -64,7 +96,8 @@ def test_the_default_target_spelled_out_is_the_backend_itself():
         ("linalg@rocm:gfx9999", "unknown rocm chip 'gfx9999'; known: gfx908, gfx90a, gfx942"),
         ("tosa@cuda:sm_90", "unknown cuda chip 'sm_90'; known: sm_60"),  # IREE 3.13 has no sm_90 ("missing GPU target")
         ("tosa@llvm-cpu:O4", "unknown optimization level 'O4'; IREE's are O0, O1, O2, O3"),
-        ("tosa@llvm-cpu:znver4", "llvm-cpu takes no chip (got 'znver4'), only an optimization level"),
+        ("tosa@vmvx:znver4", "vmvx takes no chip (got 'znver4'), only an optimization level"),
+        ("tosa@llvm-cpu:pentium", "unknown llvm-cpu chip 'pentium'; known: "),
         ("tosa@cuda:O1:O2", "two optimization levels (O1, O2)"),
         ("tosa@", "write NAME@TARGET[:CHIP][:LEVEL], e.g. tosa@cuda"),
         ("tosa@cuda::O1", "write NAME@TARGET[:CHIP][:LEVEL]"),

@@ -7,9 +7,19 @@ An IREE backend compiles for one target, chosen after `@` in its name:
 
 `target` is one of IREE's target backends (`iree-compile
 --iree-hal-list-target-backends`), `chip` the GPU it compiles for (its
-`--iree-<target>-target`), `level` IREE's global optimization level
-(`--iree-opt-level`). Without `@`, a backend compiles for llvm-cpu (the host
-CPU) at IREE's default level, and `tosa@llvm-cpu` is `tosa` itself.
+`--iree-<target>-target`) or, for llvm-cpu, the CPU
+(`--iree-llvmcpu-target-cpu`), `level` IREE's global optimization level
+(`--iree-opt-level`). Without `@`, a backend compiles for llvm-cpu at
+IREE's default level, and `tosa@llvm-cpu` is `tosa` itself.
+
+The CPU is a fixed, named one by default (x86-64-v3 on x86-64 hosts: AVX2,
+which every x86 server of the last ten years runs), never `host`: code
+generated for the host differs between CPU models, and with it some
+verdicts (f32 -> u8 casts give 253 on an AVX-512 machine and 127 on an
+AVX2 one), so a verdict would depend on the machine that ran it. Every
+chip is passed explicitly, defaults included, so a reproducer's flags say
+what was compiled for. `tosa@llvm-cpu:host` compiles for the machine at
+hand, and is a backend name (and xfail set) of its own.
 
 Compiling needs no device; running does. IREE's runtime is asked (once per
 process) whether a device of the target's driver is present: when none is,
@@ -19,6 +29,7 @@ the run stage ends the pair as COMPILED, not PASS (backends.protocol.NotRun).
 from __future__ import annotations
 
 import functools
+import platform
 import re
 from dataclasses import dataclass
 
@@ -32,6 +43,14 @@ VULKAN_CHIPS = (
     "pascal", "volta", "turing", "ampere", "ada", "rdna1", "rdna2", "rdna3", "rdna4",
     "cdna1", "cdna2", "cdna3", "cdna4", "valhall1", "valhall2", "valhall3", "valhall4", "adreno",
 )
+# CPUs llvm-cpu compiles for here (LLVM's names; iree-compile lists them on a name it does not know),
+# by host architecture: the first is the default. `host` is the machine at hand.
+LLVM_CPUS = {
+    "x86_64": ("x86-64-v3", "x86-64", "x86-64-v2", "x86-64-v4", "haswell", "skylake", "skylake-avx512", "icelake-server",
+               "sapphirerapids", "znver2", "znver3", "znver4", "host"),
+    "aarch64": ("generic", "neoverse-n1", "neoverse-v1", "neoverse-v2", "cortex-a76", "apple-m1", "host"),
+}
+CPU_CHIPS = LLVM_CPUS.get(platform.machine(), ("generic", "host"))
 OPT_LEVELS = ("O0", "O1", "O2", "O3")
 # PyTorch's f64 semantics are tested: IREE would otherwise demote f64 to f32. Input semantics, not a target's.
 F64_FLAGS = ("--iree-input-demote-f64-to-f32=false", "--iree-vm-target-extension-f64")
@@ -57,7 +76,8 @@ class Target:
 TARGETS = {
     t.name: t
     for t in (
-        Target("llvm-cpu", ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host"), "local-task"),
+        Target("llvm-cpu", ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu"), "local-task",
+               "--iree-llvmcpu-target-cpu", CPU_CHIPS, default_chip=CPU_CHIPS[0]),
         Target("vmvx", ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=vmvx"), "local-task"),
         Target("cuda", ("--iree-hal-target-device=cuda",), "cuda", "--iree-cuda-target", CUDA_CHIPS, default_chip="sm_60"),
         Target("rocm", ("--iree-hal-target-device=hip",), "hip", "--iree-rocm-target", ROCM_CHIPS),
@@ -94,9 +114,14 @@ class CompileTarget:
     def driver(self) -> str:
         return self.target.driver
 
+    def flags_chip(self) -> str | None:
+        """The chip (or CPU) compiled for: the one named, else the target's default."""
+        return self.chip or self.target.default_chip
+
     def flags(self) -> list[str]:
         """iree-compile's flags for this target (input type aside: that is the backend's own)."""
-        chip = [f"{self.target.chip_flag}={self.chip}"] if self.chip else []
+        named = self.flags_chip()
+        chip = [f"{self.target.chip_flag}={named}"] if named else []
         level = [f"--iree-opt-level={self.opt_level}"] if self.opt_level else []
         return [*self.target.device_flags, *chip, *F64_FLAGS, *EVALUATION_FLAGS, *level]
 
@@ -124,7 +149,7 @@ def compile_target(name: str, options: list[str]) -> CompileTarget:
             raise TargetError(f"two {name} chips ({chip}, {option}); give one")
         if option not in target.chips:
             raise TargetError(f"unknown {name} chip {option!r}; known: {', '.join(target.chips)}")
-        chip = option
+        chip = None if option == target.default_chip else option  # the default has one name: `tosa`, not `tosa@llvm-cpu:x86-64-v3`
     if target.chip_flag and chip is None and target.default_chip is None:
         raise TargetError(f"{name} needs a chip (@{name}:CHIP); known: {', '.join(target.chips)}")
     return CompileTarget(target, chip, level)

@@ -11,6 +11,7 @@ import functools
 import platform
 from importlib import metadata
 
+from conformance.toolchain.iree_targets import DEFAULT
 from conformance.toolchain.tools import tosa_tools_prefixes, tosa_tools_site
 
 PACKAGES = ["torch", "torch-mlir", "iree-base-compiler", "iree-base-runtime", "transformers", "numpy", "onnx", "onnxscript", "onnx-ir"]
@@ -26,6 +27,8 @@ def toolchain_versions() -> dict[str, str | None]:
             versions[name] = None
     versions["tosa-tools"] = tosa_tools_version()
     versions["python"] = platform.python_version()
+    # What the IREE CPU backends compile for unless told otherwise: it decides some verdicts.
+    versions["llvm-cpu target cpu"] = DEFAULT.flags_chip()
     return versions
 
 
