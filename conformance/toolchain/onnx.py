@@ -11,7 +11,8 @@
                 node fails the pass
     contract    torch-onnx-to-torch-backend-pipeline, then the type check against
                 the reference (as the torch frontend's contract stage does)
-    lower       the torch frontend's: torch -> the backend's dialect (`pipeline`)
+    lower       the torch frontend's: torch -> the backend's dialect (its
+                lowering's `pipeline`)
 
 The first four are `@shared` by the ONNX backends. Nodes without a name are
 named `<OpType>_<i>` before import: the importer makes a node's name its
@@ -58,6 +59,7 @@ class OnnxFrontend(TorchMlirBackend):
 
     stages = ("export", "import", "onnx2torch", "contract", "lower", "run")
     formats = ("torch", "onnx")
+    frontend_description = "ONNX (torch.onnx.export, or the case's model) -> torch-mlir"
 
     def not_applicable(self, case: Case) -> str | None:
         reason = super().not_applicable(case)
@@ -95,6 +97,7 @@ class OnnxFrontend(TorchMlirBackend):
             raise UnconvertedOps(f"{UNCONVERTED_ONNX} {', '.join(left)}\n" + "\n".join(left.values()))
         return converted
 
+    # Not the lowering's backend-legal ops: the torch frontend's contract keeps them, this one none.
     @shared("onnx.contract")
     def contract(self, converted, case_run: CaseRun):
         case_run.reproduce(
