@@ -46,8 +46,12 @@ TORCH = Lowering("torch", "backend contract", None, "torch")
 # keeps (torch_mlir_e2e_test/configs/fx_importer_backend.py, BACKEND_LEGAL_OPS):
 # TorchToLinalg lowers them directly, while their decomposition is partial
 # (aten.adaptive_max_pool2d decomposes to a max_pool2d behind `runtime.assert
-# false` for sizes that do not divide, then an invalid tensor.cast). Only the
-# torch frontend's contract keeps them so far, not the ONNX frontend's.
+# false` for sizes that do not divide, then an invalid tensor.cast). The ONNX
+# frontend's contract keeps them too: torch-onnx-to-torch-backend-pipeline takes
+# the same option for the same decomposition pass (torch-mlir's
+# lib/Dialect/Torch/Transforms/Passes.cpp), and ONNX's MaxRoiPool becomes
+# aten.adaptive_max_pool2d, whose decomposition (a max_pool2d of dynamic sizes)
+# linalg's lowering refuses.
 LINALG_ON_TENSORS = Lowering(
     "linalg-on-tensors",
     "linalg-on-tensors",
