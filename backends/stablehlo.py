@@ -1,13 +1,12 @@
 """`stablehlo`: torch-mlir's StableHLO lowering, compiled and run by IREE."""
 
 from conformance.toolchain.iree import IreeBackend
+from conformance.toolchain.lowerings import STABLEHLO
 
 
 class StableHlo(IreeBackend):
     name = "stablehlo"
-    description = "torch-mlir StableHLO -> IREE (input type stablehlo), llvm-cpu"
-    pipeline = "torch-backend-to-stablehlo-backend-pipeline"
-    iree_input_type = "stablehlo"
+    lowering = STABLEHLO
 
 
 BACKEND = StableHlo()

@@ -1,13 +1,12 @@
 """`torch`: the torch backend contract handed to IREE as is (IREE's own torch input)."""
 
 from conformance.toolchain.iree import IreeBackend
+from conformance.toolchain.lowerings import TORCH
 
 
 class Torch(IreeBackend):
     name = "torch"
-    description = "torch-mlir backend contract -> IREE (input type torch), llvm-cpu"
-    pipeline = None  # IREE lowers the torch dialect itself
-    iree_input_type = "torch"
+    lowering = TORCH
 
 
 BACKEND = Torch()

@@ -5,7 +5,6 @@ from conformance.toolchain.tosa_reference import TosaReferenceBackend
 
 class TosaRef(TosaReferenceBackend):
     name = "tosa-ref"
-    description = "torch-mlir TOSA -> tosa-opt --tosa-serialize -> Arm TOSA reference model"
 
 
 BACKEND = TosaRef()

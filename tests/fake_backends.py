@@ -17,6 +17,7 @@ import torch
 from conformance.backends.protocol import Backend, BatchFailure, batched
 from conformance.run_options import Option, comma_list
 from conformance.backends.protocol import shared
+from conformance.toolchain.iree import IreeBackend
 from conformance.toolchain.mlir import PipelineError, run_pipeline
 from conformance.toolchain.torch_mlir import CONTRACT_PIPELINE, TorchMlirBackend, check_result_types
 
@@ -567,3 +568,15 @@ class HangingTool(Backend):
 
 
 HANGING_TOOL = HangingTool()
+
+
+class SpelledOut(IreeBackend):
+    """A user's IREE backend written as the README once said: its lowering's facts set one by one, no `lowering`."""
+
+    name = "spelled-out"
+    pipeline = "torch-backend-to-tosa-backend-pipeline"
+    iree_input_type = "tosa"
+    generic_form = True
+
+
+SPELLED_OUT = SpelledOut()

@@ -6,6 +6,9 @@ from pathlib import Path
 import pytest
 
 from conformance.classify import classify_text
+from conformance.toolchain.lowerings import LOWERINGS
+from conformance.toolchain.mlir import PipelineError
+from conformance.toolchain.torch_mlir import CONTRACT_PIPELINE
 
 CORPUS = Path(__file__).parent / "corpus"
 LABELS = tomllib.loads((CORPUS / "labels.toml").read_text())
@@ -29,3 +32,20 @@ def test_classification_matches_the_label(name):
     assert "callsite(" not in found.explanation  # a location (strict export's), not what failed
     if label["op"]:
         assert label["op"].split(".")[-1] in found.explanation
+
+
+ATANH_ILLEGAL = "error: failed to legalize operation 'torch.aten.atanh' that was explicitly marked illegal"
+
+
+@pytest.mark.parametrize("lowering", [l for l in LOWERINGS if l.pipeline], ids=lambda l: l.output_type)
+def test_a_lowering_pipeline_failure_names_the_lowering_the_pipeline_runs(lowering):
+    error = PipelineError(f"builtin.module({lowering.pipeline})", ATANH_ILLEGAL)
+    found = classify_text("lower", f"conformance.toolchain.mlir.PipelineError: {error}")
+    assert found.explanation.startswith(f"torch-mlir cannot lower aten.atanh to {lowering.output_type} ("), found.explanation
+
+
+def test_a_contract_pipeline_failure_is_the_contracts_whatever_its_options_mention():
+    # A backend-legal op named aten.linalg_* is no linalg lowering.
+    pipeline = CONTRACT_PIPELINE.format(options=" backend-legal-ops=aten.linalg_vector_norm extra-library=")
+    found = classify_text("contract", f"conformance.toolchain.mlir.PipelineError: {PipelineError(pipeline, ATANH_ILLEGAL)}")
+    assert found.explanation.startswith("torch-mlir cannot lower aten.atanh to the torch backend contract ("), found.explanation

@@ -10,7 +10,7 @@ from conformance.execution.planning import plan_jobs
 from conformance.settings import Settings
 from tests.conftest import FIXTURES
 
-HAND_BUILT = ["onnx.abs", "onnx.abs_wrong", "onnx.add_u8", "onnx.cast_f8", "onnx.cast_i4", "onnx.bernoulli"]
+HAND_BUILT = ["onnx.abs", "onnx.abs_wrong", "onnx.add_u8", "onnx.cast_f8", "onnx.cast_i4", "onnx.bernoulli", "onnx.max_roi_pool"]
 NODE_TESTS = ["onnx-node:test_abs", "onnx-node:test_attention_3d", "onnx-node:test_scatter_elements_with_axis", "onnx-node:test_identity_sequence"]
 TORCH_CASES = ["tanh", "add.broadcast"]
 PAIRS = (
@@ -90,6 +90,13 @@ def test_a_random_draw_passes_on_shape_and_dtype(results):
 def test_tm_tensor_ops_reach_iree_as_tm_tensor_input(results):
     # torch-mlir's linalg output keeps tm_tensor.scatter, which IREE takes only with --iree-input-type=tm_tensor.
     result = results[("onnx-node:test_scatter_elements_with_axis", "onnx-linalg")]
+    assert result.passed, result
+
+
+def test_onnx_linalg_keeps_the_ops_the_linalg_lowering_keeps_backend_legal(results):
+    # MaxRoiPool becomes aten.adaptive_max_pool2d; decomposed by the contract, it was a max_pool2d
+    # of dynamic sizes: "failed to legalize operation 'torch.aten.max_pool2d'" at lower.
+    result = results[("onnx.max_roi_pool", "onnx-linalg")]
     assert result.passed, result
 
 

@@ -97,12 +97,14 @@ class BatchFailure(Exception):
         self.cause = cause
 
 
-def shared(key: str) -> Callable:
+def shared(key: str | Callable[[Backend], str]) -> Callable:
     """Mark a stage whose value other backends may reuse for the same case.
 
     Two backends share a stage when every stage up to it carries the same
     keys: torch-mlir backends share export, import and contract, so a matrix
-    run exports each case once.
+    run exports each case once. `key` may be a function of the backend, for
+    a stage whose value depends on the backend's attributes (torch-mlir's
+    contract, on the ops its lowering keeps backend-legal).
     """
 
     def mark(fn):
@@ -198,7 +200,7 @@ class Backend:
             key = getattr(self.stage_method(stage), "shared_key", None)
             if key is None:
                 return None
-            keys.append(key)
+            keys.append(key(self) if callable(key) else key)
         return tuple(keys)
 
     def is_batched(self, stage: str) -> bool:

@@ -7,6 +7,7 @@ import re
 from conformance.classify.text import clean, current_op, error_line, short
 from conformance.dtypes import VTENSOR
 from conformance.taxonomy import Code
+from conformance.toolchain import lowerings
 from conformance.toolchain.mlir import UNCONVERTED
 
 # A torch-mlir pass pipeline failed: the framework's PipelineError names the pipeline; the bindings'
@@ -33,17 +34,14 @@ UNCONVERTED_OPS = re.compile(rf"^{re.escape(UNCONVERTED)} (.+)$", re.M)
 # The function itself is illegal in the target: its signature holds non-tensor values (a forward
 # returning Python scalars), which the TOSA and linalg backend contracts do not take.
 FUNCTION_SIGNATURE = re.compile(r"failed to legalize operation 'func\.func'[^\n]*?function_type = \(([^)]*)\) -> \(?(.*?)\)?, sym_name")
-TARGETS = {"tosa": "tosa", "linalg": "linalg-on-tensors", "stablehlo": "stablehlo"}
 
 
 def target_of(text: str) -> str:
+    """What the failed pipeline lowers to: a lowering's output type, else (a contract pipeline) the torch backend contract."""
     match = PIPELINE.search(text)
     if match:
-        pipeline = match.group(1) or match.group(2)
-        for key, name in TARGETS.items():
-            if key in pipeline:
-                return name
-        return "the torch backend contract"
+        lowering = lowerings.named_in(match.group(1) or match.group(2))
+        return lowering.output_type if lowering else "the torch backend contract"
     return "the target dialect"
 
 

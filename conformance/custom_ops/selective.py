@@ -29,11 +29,12 @@ from conformance.backends.protocol import CaseRun, StageFailure, shared
 from conformance.custom_ops import convert, partition, verify
 from conformance.run_options import Option, comma_list
 from conformance.taxonomy import Code
-from conformance.toolchain.iree import TARGET_FLAGS, Compiled, from_iree, iree_compile
 from conformance.toolchain.arrays import to_numpy
+from conformance.toolchain.iree import TARGET_FLAGS, Compiled, compile_command, from_iree
+from conformance.toolchain.lowerings import TOSA
 from conformance.toolchain.mlir import write_ir
 from conformance.toolchain.tools import run_tool
-from conformance.toolchain.torch_mlir import TorchMlirBackend, import_program, unsigned_as_eager
+from conformance.toolchain.torch_mlir import TorchMlirBackend, contract_options, import_program, unsigned_as_eager
 
 CUSTOM_OPS = Option(
     ("--custom-ops",),
@@ -59,7 +60,7 @@ class SelectiveBackend(TorchMlirBackend):
     name = "tosa-selective"
     description = "torch-mlir TOSA with --custom-ops kept as tosa.custom; TOSA segments on IREE, custom ops on ATen"
     stages = ("export", "import", "contract", "convert", "lower", "verify", "compile", "run")
-    pipeline = "torch-backend-to-tosa-backend-pipeline"
+    lowering = TOSA
     in_matrix = False  # what it checks depends on --custom-ops
     options = (CUSTOM_OPS,)
 
@@ -80,7 +81,7 @@ class SelectiveBackend(TorchMlirBackend):
         return TorchMlirBackend.contract(self, module, case_run)
 
     def contract_options(self, case_run: CaseRun) -> str:
-        return f" backend-legal-ops={','.join(chosen_ops(case_run))} extra-library="
+        return contract_options((*self.backend_legal_ops, *chosen_ops(case_run)))
 
     def convert(self, contract, case_run: CaseRun):
         module = contract.clone()  # the contract is shared: never touch it
@@ -122,15 +123,15 @@ class SelectiveBackend(TorchMlirBackend):
             raise StageFailure(Code.COMPILER_ERROR, f"cannot cut the module at its custom ops: {e}") from None
         if not plan.segments:
             return Executable(None, plan)
-        source = write_ir(segments.operation, case_run.workdir / "segments.mlir", generic=True)
+        source = write_ir(segments.operation, case_run.workdir / "segments.mlir", generic=self.lowering.generic_form)
         output = source.with_suffix(".vmfb")
-        command = [iree_compile(), str(source), "--iree-input-type=tosa", *TARGET_FLAGS, "-o", str(output)]
+        input_type = self.lowering.iree_input_type
         case_run.reproduce(
             "compile",
             {"input.mlir": lambda path: path.write_bytes(source.read_bytes())},
-            ["iree-compile", "input.mlir", "--iree-input-type=tosa", *TARGET_FLAGS, "-o", "module.vmfb"],
+            compile_command("input.mlir", "module.vmfb", input_type, TARGET_FLAGS, tool="iree-compile"),
         )
-        run_tool("iree-compile", command)
+        run_tool("iree-compile", compile_command(str(source), str(output), input_type, TARGET_FLAGS))
         return Executable(Compiled(output), plan)
 
     def run(self, executable: Executable, inputs, case_run: CaseRun):

@@ -84,12 +84,28 @@ def runtime_config(driver: str):
 
 
 class IreeBackend(TorchMlirBackend):
-    """torch-mlir lowering `pipeline`, compiled for `target` (the host CPU unless named) and run by IREE's runtime."""
+    """A torch-mlir `lowering`, compiled for `target` (the host CPU unless named) and run by IREE's runtime.
+
+    A subclass naming its lowering is described by it unless it says otherwise.
+    """
 
     stages = ("export", "import", "contract", "lower", "compile", "run")
-    iree_input_type: str = "none"
-    generic_form: bool = False  # print the IR in MLIR's generic op form for IREE
     target: CompileTarget = DEFAULT
+
+    def __init__(self) -> None:
+        if not self.description and self.lowering is not None:
+            self.description = (
+                f"{self.frontend_description} {self.lowering.human} -> IREE (input type {self.iree_input_type}), {self.target.label}"
+            )
+
+    @property
+    def iree_input_type(self) -> str:
+        return self.lowering.iree_input_type if self.lowering else "none"
+
+    @property
+    def generic_form(self) -> bool:
+        """Print the IR in MLIR's generic op form for IREE."""
+        return self.lowering.generic_form if self.lowering else False
 
     def targeted(self, target: str, options: list[str]) -> Backend:
         """This backend compiling for another target: `tosa@cuda` is `tosa.targeted("cuda", [])`."""
@@ -122,7 +138,7 @@ class IreeBackend(TorchMlirBackend):
 
     def compile_command(self, source: str, output: str, tool: str | None = None) -> list[str]:
         """`tool` defaults to the native binary; reproducers name the public `iree-compile`."""
-        return [tool or iree_compile(), source, f"--iree-input-type={self.iree_input_type}", *self.target.flags(), "-o", output]
+        return compile_command(source, output, self.iree_input_type, self.target.flags(), tool)
 
     @batched
     def compile(self, lowered: list, case_runs: list[CaseRun]) -> list[Entry]:
@@ -232,6 +248,11 @@ class IreeBackend(TorchMlirBackend):
             self.compile_command("input.mlir", "module.vmfb", tool="iree-compile"),
             *runs,
         )
+
+
+def compile_command(source: str, output: str, input_type: str, target_flags: list[str], tool: str | None = None) -> list[str]:
+    """iree-compile's command line; `tool` defaults to the native binary, reproducers name the public `iree-compile`."""
+    return [tool or iree_compile(), source, f"--iree-input-type={input_type}", *target_flags, "-o", output]
 
 
 def statistics_flags(path: Path) -> list[str]:

@@ -9,11 +9,14 @@
                 conversion for at all is left in place without a word, so the
                 stage looks for what is left; an op whose conversion refuses the
                 node fails the pass
-    contract    torch-onnx-to-torch-backend-pipeline, then the type check against
-                the reference (as the torch frontend's contract stage does)
-    lower       the torch frontend's: torch -> the backend's dialect (`pipeline`)
+    contract    torch-onnx-to-torch-backend-pipeline, keeping the lowering's
+                backend-legal ops whole as the torch frontend's contract does,
+                then the type check against the reference (as it does too)
+    lower       the torch frontend's: torch -> the backend's dialect (its
+                lowering's `pipeline`)
 
-The first four are `@shared` by the ONNX backends. Nodes without a name are
+The first four are `@shared` by the ONNX backends (the contract by those
+whose lowerings keep the same ops backend-legal). Nodes without a name are
 named `<OpType>_<i>` before import: the importer makes a node's name its
 location, so every later diagnostic points at the node it is about.
 
@@ -36,11 +39,11 @@ from conformance.cases.spec import Case, CaseUnavailable
 from conformance.onnx_graph import kinds_and_elements, nodes, type_text
 from conformance.toolchain.iree import IreeBackend
 from conformance.toolchain.mlir import opt_command, run_pipeline, walk, write_ir
-from conformance.toolchain.torch_mlir import TorchMlirBackend, check_result_types
+from conformance.toolchain.torch_mlir import TorchMlirBackend, check_result_types, contract_key, legal_ops_option
 
 IMPORT_TOOL = "torch-mlir-import-onnx"
 ONNX_TO_TORCH = "builtin.module(func.func(convert-torch-onnx-to-torch))"
-CONTRACT = "builtin.module(torch-onnx-to-torch-backend-pipeline)"
+CONTRACT = "torch-onnx-to-torch-backend-pipeline"
 # The line the onnx2torch stage raises with, naming the ONNX ops left in the module
 # (read by conformance.classify.onnx).
 UNCONVERTED_ONNX = "ONNX ops left unconverted:"
@@ -58,6 +61,7 @@ class OnnxFrontend(TorchMlirBackend):
 
     stages = ("export", "import", "onnx2torch", "contract", "lower", "run")
     formats = ("torch", "onnx")
+    frontend_description = "ONNX (torch.onnx.export, or the case's model) -> torch-mlir"
 
     def not_applicable(self, case: Case) -> str | None:
         reason = super().not_applicable(case)
@@ -95,13 +99,15 @@ class OnnxFrontend(TorchMlirBackend):
             raise UnconvertedOps(f"{UNCONVERTED_ONNX} {', '.join(left)}\n" + "\n".join(left.values()))
         return converted
 
-    @shared("onnx.contract")
+    @shared(contract_key("onnx.contract"))
     def contract(self, converted, case_run: CaseRun):
+        options = " ".join(legal_ops_option(self.backend_legal_ops))
+        pipeline = f"builtin.module({CONTRACT}{{{options}}})" if options else f"builtin.module({CONTRACT})"
         case_run.reproduce(
-            "contract", {"input.mlir": lambda path: write_ir(converted, path)}, opt_command(CONTRACT, "input.mlir")
+            "contract", {"input.mlir": lambda path: write_ir(converted, path)}, opt_command(pipeline, "input.mlir")
         )
         contract = converted.clone()
-        run_pipeline(contract, CONTRACT)
+        run_pipeline(contract, pipeline)
         check_result_types(contract, case_run)
         return contract
 

@@ -5,11 +5,12 @@
     import    PyTorch decompositions + torch_mlir's FX importer -> torch dialect
     contract  the torch backend contract pipeline, then the type check:
               every result type the IR declares must agree with eager
-    lower     torch -> the backend's dialect (`pipeline`)
+    lower     torch -> the backend's dialect (its lowering's `pipeline`)
 
 The first three are `@shared`: a matrix run does them once per case for
-all torch-mlir backends. Stages never mutate their input: `lower` works on
-a clone of the contract module.
+all torch-mlir backends (the contract once per set of backend-legal ops).
+Stages never mutate their input: `lower` works on a clone of the contract
+module.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from conformance import dtypes
 from conformance.backends.protocol import Backend, CaseRun, StageFailure, shared
 from conformance.compare import describe
 from conformance.taxonomy import Code
+from conformance.toolchain.lowerings import Lowering
 from conformance.toolchain.mlir import UNCONVERTED, PipelineError, opt_command, run_pipeline, walk, write_ir
 
 CONTRACT_PIPELINE = (
@@ -57,11 +59,33 @@ def dynamic_shapes(case_run: CaseRun):
     return per_input
 
 
+def contract_key(stage: str):
+    """The shared key of a contract stage: backends whose lowerings keep other ops backend-legal get other contracts."""
+
+    def key(backend: TorchMlirBackend) -> str:
+        ops = backend.backend_legal_ops
+        return f"{stage}:backend-legal-ops={','.join(ops)}" if ops else stage
+
+    return key
+
+
 class TorchMlirBackend(Backend):
-    """A backend fed by torch-mlir: subclasses set `pipeline` and the later stages."""
+    """A backend fed by torch-mlir: subclasses name their `lowering` and add the later stages."""
 
     stages = ("export", "import", "contract", "lower", "run")
-    pipeline: str | None = None  # e.g. "torch-backend-to-tosa-backend-pipeline"
+    lowering: Lowering | None = None  # one of toolchain/lowerings.py's; None: the contract is the output
+    frontend_description = "torch-mlir"  # what comes before the lowering in a generated description
+
+    # The lowering's facts, as attributes of their own: a subclass may still set
+    # `pipeline` (and IreeBackend's `iree_input_type`, `generic_form`) instead of a lowering.
+    @property
+    def pipeline(self) -> str | None:
+        """The torch-mlir pass pipeline from the contract: the lowering's, unless a subclass sets its own."""
+        return self.lowering.pipeline if self.lowering else None
+
+    @property
+    def backend_legal_ops(self) -> tuple[str, ...]:
+        return self.lowering.backend_legal_ops if self.lowering else ()
 
     # -- shared frontend ------------------------------------------------------
 
@@ -90,7 +114,7 @@ class TorchMlirBackend(Backend):
 
         return get_decomposition_table()
 
-    @shared("contract")
+    @shared(contract_key("contract"))
     def contract(self, module, case_run: CaseRun):
         pipeline = CONTRACT_PIPELINE.format(options=self.contract_options(case_run))
         contract = module.operation.clone()
@@ -104,7 +128,7 @@ class TorchMlirBackend(Backend):
         return contract
 
     def contract_options(self, case_run: CaseRun) -> str:
-        return " extra-library="
+        return contract_options(self.backend_legal_ops)
 
     # -- the backend's own ----------------------------------------------------
 
@@ -121,6 +145,16 @@ class TorchMlirBackend(Backend):
         except PipelineError as e:
             raise with_unconverted_ops(e, lowered) from None
         return lowered
+
+
+def legal_ops_option(ops) -> list[str]:
+    """The contract pipelines' option keeping `ops` whole, if there are any."""
+    return [f"backend-legal-ops={','.join(ops)}"] if ops else []
+
+
+def contract_options(legal_ops) -> str:
+    """CONTRACT_PIPELINE's options: `legal_ops` kept whole, no shape library of our own."""
+    return " " + " ".join([*legal_ops_option(legal_ops), "extra-library="])
 
 
 @contextlib.contextmanager

@@ -26,6 +26,7 @@ import torch
 from conformance.backends.protocol import CaseRun, StageFailure
 from conformance.taxonomy import Code
 from conformance.toolchain.arrays import to_numpy, to_tensor
+from conformance.toolchain.lowerings import TOSA
 from conformance.toolchain.mlir import walk, write_ir_once
 from conformance.toolchain.tools import ToolError, run_tool, tosa_tools_prefixes, tosa_tools_site
 from conformance.toolchain.torch_mlir import TorchMlirBackend, unsigned_as_eager
@@ -85,8 +86,9 @@ def output_names(lowered) -> list[str]:
 class TosaReferenceBackend(TorchMlirBackend):
     """torch-mlir TOSA -> tosa-opt --tosa-serialize -> tosa_reference_model."""
 
+    description = "torch-mlir TOSA -> tosa-opt --tosa-serialize -> Arm TOSA reference model"
     stages = ("export", "import", "contract", "lower", "compile", "run")
-    pipeline = "torch-backend-to-tosa-backend-pipeline"
+    lowering = TOSA
     cache_stage = "compile"
 
     def lower(self, contract, case_run: CaseRun):
@@ -95,8 +97,8 @@ class TosaReferenceBackend(TorchMlirBackend):
         return lowered
 
     def cache_input(self, lowered, case_run: CaseRun) -> Path:
-        # Generic form: tosa-tools' MLIR is a third build, and generic form parses everywhere.
-        return write_ir_once(lowered, case_run, "model.mlir", generic=True)
+        # tosa-tools' MLIR is a third build: the lowering crosses to it in the form it crosses to IREE in.
+        return write_ir_once(lowered, case_run, "model.mlir", generic=self.lowering.generic_form)
 
     def cache_store(self, model: Serialized) -> tuple[Path, dict]:
         return model.flatbuffer, {"outputs": model.outputs}
