@@ -65,3 +65,15 @@ def test_torch_mlir_s_own_compiler_error_is_classified_from_the_diagnostics_it_p
     assert found.explanation == (
         "torch-mlir cannot lower aten.acos to tosa (failed to legalize operation 'torch.aten.acos' that was explicitly marked illegal)"
     )
+
+
+def test_an_fx_importer_assertion_names_the_node_and_its_op():
+    """torch-mlir's importer asserts without saying where; the node it was importing is named, and its op blamed."""
+    engine = Engine(Settings(backends=["linalg"], case_paths=[str(FIXTURES / "importer")], default_cases=False, cache_dir=None))
+    try:
+        result = next(engine.run([("index_by_buffer", "linalg")]))
+    finally:
+        engine.close()
+    assert (result.stage, result.code, result.op) == ("import", "UNSUPPORTED_OP", "aten.index.Tensor"), result
+    assert result.explanation.startswith("torch-mlir's FX importer cannot import aten.index.Tensor as the graph uses it (node index): "
+                                         "AssertionError: Heterogeneous lists are not supported"), result.explanation

@@ -45,10 +45,33 @@ def target_of(text: str) -> str:
     return "the target dialect"
 
 
+# Any other failure of the importer on a node: ImporterError names the node and its op.
+IMPORTER_NODE = re.compile(r"torch-mlir's FX importer failed on node (\S+) \(([\w.]+)\): (\w+): (.*)")
+IMPORTER_UNSUPPORTED = re.compile(r"not supported|unsupported|not implemented|NotImplementedError|Unimplemented", re.I)
+
+
 def parse_import(stage: str, text: str):
     """torch_mlir.fx's importer (stage `import`), before any pipeline runs."""
     if stage != "import":
         return None
+    return _importer_refusal(text) or _importer_failure(text)
+
+
+def _importer_failure(text: str):
+    """The importer failed on a node in a way no parser above knows: an assertion or a refusal of a construct."""
+    failed = IMPORTER_NODE.search(text)
+    if not failed:
+        return None
+    node, op, kind, message = failed.groups()
+    said = short(clean(f"{kind}: {message}"), 200)
+    if "Heterogeneous lists" in message:
+        said += " (a list argument holds a constant tensor frozen into the program, e.g. a buffer of positions, beside graph values)"
+    if IMPORTER_UNSUPPORTED.search(f"{kind}: {message}"):
+        return Code.UNSUPPORTED_OP, op, f"torch-mlir's FX importer cannot import {op} as the graph uses it (node {node}): {said}"
+    return Code.COMPILER_ERROR, op, f"torch-mlir's FX importer fails on {op} (node {node}): {said}"
+
+
+def _importer_refusal(text: str):
     static = IMPORTER_STATIC.search(text)
     if static:
         op, argument = static.groups()

@@ -304,8 +304,45 @@ def import_program(program, case_run: CaseRun | None = None):
     context = ir.Context()
     torch_dialect.register_dialect(context)
     importer = FxImporter(context=context)
-    importer.import_frozen_program(program, func_name="main")
+    try:
+        importer.import_frozen_program(program, func_name="main")
+    except Exception as error:
+        node = _node_being_imported(error)
+        if node is None:
+            raise
+        raise ImporterError(node, error) from error
     return importer.module
+
+
+class ImporterError(Exception):
+    """The FX importer failed on one graph node: the message names it, as its own error (an assertion) does not."""
+
+    def __init__(self, node, error: BaseException):
+        self.node_name = node.name
+        self.op = fx_op_name(node.target)
+        kind = type(error).__name__
+        super().__init__(f"torch-mlir's FX importer failed on node {node.name} ({self.op}): {kind}: {error}")
+
+
+def fx_op_name(target) -> str:
+    """An FX node's ATen op as torch-mlir's IR spells it: aten.index.Tensor, aten.relu (no `.default`)."""
+    name = str(target)
+    return name.removesuffix(".default")
+
+
+def _node_being_imported(error: BaseException):
+    """The FX node the importer was importing when `error` was raised (its import_nodes loop's `node`), or None."""
+    import torch.fx
+
+    tb = error.__traceback__
+    found = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "import_nodes":
+            candidate = tb.tb_frame.f_locals.get("node")
+            if isinstance(candidate, torch.fx.Node):
+                found = candidate  # the innermost loop wins (a higher-order op's body is imported by a nested loop)
+        tb = tb.tb_next
+    return found
 
 
 # -- the type check: the shape library's promise ---------------------------------
