@@ -49,7 +49,7 @@ CACHE_INPUT = "cache_input"  # CaseRun.notes: the file cache_input() wrote, the 
 class CacheUse:
     """One run's use of the store: its case keys mix in the run's backend options.
 
-    The items handed in are the executor's (case, backend) pairs: the cache
+    The items handed in are the job's (case, backend) pairs (item.Item): the cache
     reads and sets their `value`, `run`, `timings`, `resume_at`, `case_key`
     and `ir_key`.
     """
