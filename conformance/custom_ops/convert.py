@@ -30,14 +30,12 @@ from conformance.custom_ops.encode import (
     Encoded,
     Unconvertible,
     empty_of,
-    producer_of,
     tensor_type,
     check_assertion,
     encode_op,
-    fold,
-    op_name,
     tosa_type,
 )
+from conformance.custom_ops.torch_ir import fold, op_name, producer_of
 from conformance.custom_ops.reasons import CONVERTED, ERASED, FOLDED, Reason
 
 

@@ -5,7 +5,8 @@ implementation_attrs, the tensor operands for input_list, the result types
 for output_list) or raises Unconvertible with the kind of reason and a
 sentence naming the op. Constants are read through (torch.constant.*,
 torch.prim.ListConstruct, torch.derefine, and scalar ops of constants,
-which `fold` evaluates); everything computed at run time is refused.
+which `fold` evaluates: torch_ir.py reads them); everything computed at run
+time is refused.
 """
 
 from __future__ import annotations
@@ -18,6 +19,16 @@ from conformance.custom_ops import contract
 from conformance.custom_ops.contract import Arg, Empty, TensorRef
 from conformance.custom_ops.reasons import Reason
 from conformance.custom_ops.schema import Kind, schema_of
+from conformance.custom_ops.torch_ir import (
+    constant,
+    contract_string,
+    enum_tables,
+    look_through,
+    op_name,
+    producer_name,
+    producer_of,
+    resolve_overload,
+)
 
 # What the validation target (verify.TARGET: TOSA 1.1 draft, profiles pro_int
 # and pro_fp, extensions int16, int64, bf16, fp8, dynamic) allows. No TOSA
@@ -63,22 +74,7 @@ class Encoded:
     empties: list = field(default_factory=list)  # results spelt {"empty": ...}: in no output_list
 
 
-# -- names and types ----------------------------------------------------------------
-
-def op_name(op) -> str:
-    """The contract's operator name of a torch-dialect op: `aten.add.Tensor`, `aten.tanh.default`."""
-    name = op.operation.name
-    if name == "torch.operator":
-        name = contract_string(op.operation.attributes["name"])
-    name = name.removeprefix("torch.")
-    return f"{name}.default" if name.count(".") == 1 else name
-
-
-def contract_string(attr) -> str:
-    from torch_mlir import ir
-
-    return ir.StringAttr(attr).value
-
+# -- tensor types ---------------------------------------------------------------------
 
 def tosa_type(torch_type, legal_only: bool = False) -> str:
     """`!torch.vtensor<[2,?],si64>` -> `tensor<2x?xi64>`; KeyError (element) or ValueError (no type) when impossible."""
@@ -135,103 +131,6 @@ def tensor_type(op: str, value, role: str, allow_empty: bool = False) -> str:
 
 # -- reading operands -----------------------------------------------------------------
 
-def producer_of(value):
-    """The op defining `value`, or None for a block argument."""
-    from torch_mlir import ir
-
-    if isinstance(value.owner, ir.Block):
-        return None
-    return value.owner
-
-
-def producer_name(value) -> str:
-    producer = producer_of(value)
-    if producer is None:
-        return "a function argument"
-    if producer.operation.name in ("torch.operator",) or producer.operation.name.startswith(("torch.aten.", "torch.prims.")):
-        return op_name(producer)
-    return producer.operation.name
-
-
-def _constant(value):
-    """(True, python value) for a torch.constant.*, else (False, None)."""
-    from torch_mlir import ir
-
-    producer = producer_of(value)
-    if producer is None:
-        return False, None
-    name = producer.operation.name
-    attrs = producer.operation.attributes
-    if name == "torch.constant.none":
-        return True, None
-    if name == "torch.constant.int":
-        return True, ir.IntegerAttr(attrs["value"]).value
-    if name == "torch.constant.float":
-        return True, ir.FloatAttr(attrs["value"]).value
-    if name == "torch.constant.bool":
-        return True, ir.BoolAttr(attrs["value"]).value
-    if name == "torch.constant.str":
-        return True, ir.StringAttr(attrs["value"]).value
-    if name == "torch.constant.number":
-        attr = attrs["value"]
-        return True, ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else ir.FloatAttr(attr).value
-    folded = fold(producer)
-    if folded is not None:
-        return True, folded[0]
-    return False, None
-
-
-SCALAR_TYPES = ("!torch.int", "!torch.float", "!torch.bool", "!torch.number", "!torch.str")
-
-
-def fold(op) -> tuple[Any] | None:
-    """(value,) of a scalar op whose operands are all compile-time constants, evaluated by PyTorch; else None.
-
-    The importer emits such ops itself (`aten.Int.bool` of a literal True);
-    torch-mlir's canonicalizer folds them the same way.
-    """
-    name = op.operation.name
-    if not (name.startswith(("torch.aten.", "torch.prims.")) or name == "torch.operator"):
-        return None
-    results = list(op.operation.results)
-    if len(results) != 1 or not str(results[0].type).startswith(SCALAR_TYPES) or len(op.operation.regions):
-        return None
-    values = []
-    for operand in op.operation.operands:
-        is_const, value = _constant(_look_through(operand))
-        if not is_const:
-            return None
-        values.append(value)
-    overload = resolve_overload(op_name(op))
-    if overload is None:
-        return None
-    try:
-        return (overload(*values),)
-    except Exception:
-        return None
-
-
-def _look_through(value):
-    producer = producer_of(value)
-    while producer is not None and producer.operation.name == "torch.derefine":
-        value = producer.operation.operands[0]
-        producer = producer_of(value)
-    return value
-
-
-_ENUMS: dict[str, dict[int, Any]] = {}
-
-
-def _enum_tables() -> dict[str, dict[int, Any]]:
-    if not _ENUMS:
-        from torch_mlir.extras import fx_importer as fx
-
-        _ENUMS["ScalarType"] = {v: k for k, v in fx.TORCH_DTYPE_TO_INT.items()}
-        _ENUMS["Layout"] = {v: k for k, v in fx.TORCH_LAYOUT_TO_INT.items()}
-        _ENUMS["MemoryFormat"] = {v: k for k, v in fx.TORCH_MEMORY_FORMAT_TO_INT.items()}
-    return _ENUMS
-
-
 SCALAR_BASES = {"int", "SymInt", "float", "bool", "str", "Scalar", "ScalarType", "Layout", "MemoryFormat", "SymFloat", "SymBool"}
 
 
@@ -243,49 +142,62 @@ class _Encoder:
         self.tensors: list = []
 
     def value(self, value, kind: Kind, name: str) -> Any:
-        value = _look_through(value)
+        value = look_through(value)
         type_text = str(value.type)
-        is_const, const = _constant(value)
+        is_const, const = constant(value)
         if kind.optional and is_const and const is None:
             return None
         if kind.is_list:
-            producer = producer_of(value)
-            if producer is None or producer.operation.name != "torch.prim.ListConstruct":
-                return self._runtime(value, name, type_text)
-            element = kind.element
-            return [self.value(v, element, f"{name}[{i}]") for i, v in enumerate(producer.operation.operands)]
+            return self._list(value, kind, name, type_text)
         base = kind.base
         if base == "Tensor":
-            if not type_text.startswith(("!torch.vtensor", "!torch.tensor")):
-                raise Unconvertible(self.op, Reason.SCHEMA_MISMATCH, f"its operand {name} is {type_text} where the schema says Tensor")
-            empty = empty_of(self.op, value, f"operand {name}")
-            if empty is not None:
-                return empty
-            tensor_type(self.op, value, f"operand {name}")
-            self.tensors.append(value)
-            return TensorRef(len(self.tensors) - 1)
+            return self._tensor(value, name, type_text)
         if base == "Device":
-            producer = producer_of(value)
-            spelled = ""
-            if producer is not None and producer.operation.name == "torch.constant.device":
-                spelled = f" {contract_string(producer.operation.attributes['value'])!r}"
-            raise Unconvertible(
-                self.op, Reason.DEVICE_ARGUMENT, f"its operand {name} is the device{spelled}, which contract v1 does not encode"
-            )
+            raise self._device_error(value, name)
         if base == "Generator":
             raise Unconvertible(self.op, Reason.GENERATOR_ARGUMENT, f"its operand {name} is a random-number generator")
         if base in SCALAR_BASES:
             if not is_const:
                 return self._runtime(value, name, type_text)
-            if base in ("ScalarType", "Layout", "MemoryFormat"):
-                table = _enum_tables()[base]
-                if const not in table:
-                    raise Unconvertible(self.op, Reason.UNENCODABLE_OPERAND, f"its operand {name} is {base} number {const}, unknown to torch-mlir")
-                return table[const]
-            if base in ("float", "SymFloat") and isinstance(const, int) and not isinstance(const, bool):
-                return float(const)
-            return const
+            return self._scalar(const, base, name)
         raise Unconvertible(self.op, Reason.UNENCODABLE_OPERAND, f"its operand {name} has schema type {kind} ({type_text})")
+
+    def _list(self, value, kind: Kind, name: str, type_text: str) -> list:
+        producer = producer_of(value)
+        if producer is None or producer.operation.name != "torch.prim.ListConstruct":
+            return self._runtime(value, name, type_text)
+        element = kind.element
+        return [self.value(v, element, f"{name}[{i}]") for i, v in enumerate(producer.operation.operands)]
+
+    def _tensor(self, value, name: str, type_text: str) -> TensorRef | Empty:
+        if not type_text.startswith(("!torch.vtensor", "!torch.tensor")):
+            raise Unconvertible(self.op, Reason.SCHEMA_MISMATCH, f"its operand {name} is {type_text} where the schema says Tensor")
+        empty = empty_of(self.op, value, f"operand {name}")
+        if empty is not None:
+            return empty
+        tensor_type(self.op, value, f"operand {name}")
+        self.tensors.append(value)
+        return TensorRef(len(self.tensors) - 1)
+
+    def _device_error(self, value, name: str) -> Unconvertible:
+        producer = producer_of(value)
+        spelled = ""
+        if producer is not None and producer.operation.name == "torch.constant.device":
+            spelled = f" {contract_string(producer.operation.attributes['value'])!r}"
+        return Unconvertible(
+            self.op, Reason.DEVICE_ARGUMENT, f"its operand {name} is the device{spelled}, which contract v1 does not encode"
+        )
+
+    def _scalar(self, const, base: str, name: str) -> Any:
+        """A compile-time scalar as the contract holds it: enums by their torch value, floats as floats."""
+        if base in ("ScalarType", "Layout", "MemoryFormat"):
+            table = enum_tables()[base]
+            if const not in table:
+                raise Unconvertible(self.op, Reason.UNENCODABLE_OPERAND, f"its operand {name} is {base} number {const}, unknown to torch-mlir")
+            return table[const]
+        if base in ("float", "SymFloat") and isinstance(const, int) and not isinstance(const, bool):
+            return float(const)
+        return const
 
     def _runtime(self, value, name: str, type_text: str):
         raise Unconvertible(
@@ -293,6 +205,43 @@ class _Encoder:
             Reason.RUNTIME_SCALAR,
             f"its operand {name} ({type_text}) is computed at run time by {producer_name(value)}, not a compile-time constant",
         )
+
+
+class _Results:
+    """Declares the results of one op: an empty one is spelt out in the JSON, any other becomes the next output."""
+
+    def __init__(self, op: str):
+        self.op = op
+        self.output_types: list[str] = []
+        self.outputs: list = []
+        self.empties: list = []
+
+    def declare_all(self, results: list) -> list:
+        """Each result's declaration (a list of them for a list of tensors), in order."""
+        if not results:
+            raise Unconvertible(self.op, Reason.NO_RESULT, "it returns nothing and acts only by side effect")
+        declared: list = []
+        for index, result in enumerate(results):
+            text = str(result.type)
+            if text.startswith(("!torch.vtensor", "!torch.tensor")):
+                declared.append(self._declare(result, f"result {index}"))
+            elif text.startswith("!torch.list<") and ("vtensor" in text or "tensor" in text) and len(results) == 1:
+                unpack = _list_unpack(result)
+                if unpack is None:
+                    raise Unconvertible(self.op, Reason.TENSOR_LIST_RESULT, f"it returns {text} and nothing in the IR fixes its length")
+                declared.append([self._declare(element, f"result [{j}]") for j, element in enumerate(unpack.operation.results)])
+            else:
+                raise Unconvertible(self.op, Reason.NON_TENSOR_RESULT, f"it returns {text}, not a tensor")
+        return declared
+
+    def _declare(self, value, where: str):
+        empty = empty_of(self.op, value, where)
+        if empty is not None:
+            self.empties.append(value)
+            return empty
+        self.output_types.append(tensor_type(self.op, value, where))
+        self.outputs.append(value)
+        return TensorRef(len(self.outputs) - 1)
 
 
 def _list_unpack(value):
@@ -303,17 +252,21 @@ def _list_unpack(value):
     return None
 
 
-def resolve_overload(name: str):
-    try:
-        return contract.resolve(name)
-    except contract.ContractError:
-        return None
-
-
 def encode_op(op) -> Encoded:
     """One torch.aten/torch.prims op -> Encoded; raises Unconvertible with the reason."""
     name = op_name(op)
     operation = op.operation
+    schema = _schema(name, operation)
+    encoder = _Encoder(name)
+    args = [Arg(a.name, encoder.value(v, a.kind, a.name), a.keyword) for a, v in zip(schema.arguments, operation.operands)]
+    results = _Results(name)
+    declared = results.declare_all(list(operation.results))
+    attrs = contract.encode(args, declared)
+    return Encoded(name, attrs, list(encoder.tensors), results.output_types, results.outputs, results.empties)
+
+
+def _schema(name: str, operation):
+    """The schema the op is read against; Unconvertible when there is none or the op cannot be one tosa.custom."""
     if len(operation.regions):
         raise Unconvertible(name, Reason.CONTROL_FLOW, "it holds regions")
     overload = resolve_overload(name)
@@ -328,40 +281,7 @@ def encode_op(op) -> Encoded:
     written = [a.name for a in schema.arguments if a.writes]
     if written:
         raise Unconvertible(name, Reason.MUTATION, f"it writes into its operand {written[0]}")
-    encoder = _Encoder(name)
-    args = [Arg(a.name, encoder.value(v, a.kind, a.name), a.keyword) for a, v in zip(schema.arguments, operands)]
-
-    results = list(operation.results)
-    if not results:
-        raise Unconvertible(name, Reason.NO_RESULT, "it returns nothing and acts only by side effect")
-    output_types: list[str] = []
-    outputs: list = []
-    empties: list = []
-    declared: list = []
-
-    def declare(value, where: str):
-        """An empty result is spelt out in the JSON; any other becomes the next output."""
-        empty = empty_of(name, value, where)
-        if empty is not None:
-            empties.append(value)
-            return empty
-        output_types.append(tensor_type(name, value, where))
-        outputs.append(value)
-        return TensorRef(len(outputs) - 1)
-
-    for index, result in enumerate(results):
-        text = str(result.type)
-        if text.startswith(("!torch.vtensor", "!torch.tensor")):
-            declared.append(declare(result, f"result {index}"))
-        elif text.startswith("!torch.list<") and ("vtensor" in text or "tensor" in text) and len(results) == 1:
-            unpack = _list_unpack(result)
-            if unpack is None:
-                raise Unconvertible(name, Reason.TENSOR_LIST_RESULT, f"it returns {text} and nothing in the IR fixes its length")
-            declared.append([declare(element, f"result [{j}]") for j, element in enumerate(unpack.operation.results)])
-        else:
-            raise Unconvertible(name, Reason.NON_TENSOR_RESULT, f"it returns {text}, not a tensor")
-    attrs = contract.encode(args, declared)
-    return Encoded(name, attrs, list(encoder.tensors), output_types, outputs, empties)
+    return schema
 
 
 def check_assertion(op) -> None:
@@ -374,16 +294,16 @@ def check_assertion(op) -> None:
     if parsed is None:
         raise Unconvertible(name, Reason.NO_RESULT, f"it asserts metadata of {tensor.type}, which has no static type to check")
     dims, element = parsed
-    is_const, dtype = _constant(values["dtype"])
+    is_const, dtype = constant(values["dtype"])
     if is_const and dtype is not None:
-        expected = _enum_tables()["ScalarType"].get(dtype)
+        expected = enum_tables()["ScalarType"].get(dtype)
         if dtypes.from_torch_mlir(element) != expected:
             raise Unconvertible(name, Reason.NO_RESULT, f"it asserts dtype {expected} on a {element} tensor")
-    size_value = _look_through(values["size"])
-    is_const, none = _constant(size_value)
+    size_value = look_through(values["size"])
+    is_const, none = constant(size_value)
     if not (is_const and none is None):
         producer = producer_of(size_value)
-        sizes = [_constant(v) for v in producer.operation.operands] if producer is not None else []
+        sizes = [constant(v) for v in producer.operation.operands] if producer is not None else []
         if producer is None or producer.operation.name != "torch.prim.ListConstruct" or [
             str(v) for ok, v in sizes
         ] != dims:
