@@ -78,13 +78,13 @@ def choose(args) -> tuple[list[str], list[str]]:
     if args.tests:
         names = [line.strip() for line in args.tests.read_text().splitlines() if line.strip()]
     else:
-        from conformance.cases.sources import torch_mlir_e2e
+        from conformance.cases.sources.torch_mlir_e2e.loading import load as load_registry
 
         sys.path.insert(0, str(RUNNER.parent))
         from torch_mlir_runner import CONFIGS, expected_sets
 
         # Every config's, whatever --backend says: one seed is one case set for any subset of backends.
-        registered = sorted(t.unique_name for t, _ in torch_mlir_e2e.load(args.checkout).tests)
+        registered = sorted(t.unique_name for t, _ in load_registry(args.checkout).tests)
         crashing = set().union(*(expected_sets(args.checkout, config)[1] for config, *_ in CONFIGS.values()))
         names = sorted(random.Random(args.seed).sample([n for n in registered if n not in crashing], args.sample))
     return [PREFIX + n for n in names], names

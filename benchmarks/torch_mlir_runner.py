@@ -52,7 +52,7 @@ def expected_sets(checkout: Path, config: str) -> tuple[set[str], set[str]]:
     """(xfail set, crashing set) of a config, from the checkout's e2e_testing/xfail_sets.py.
 
     It imports the checkout's torch_mlir._version: load the registry first
-    (torch_mlir_e2e.load puts the checkout's python tree on sys.path).
+    (torch_mlir_e2e.loading.load puts the checkout's python tree on sys.path).
     """
     path = checkout / "projects/pt1/e2e_testing/xfail_sets.py"
     spec = importlib.util.spec_from_file_location("torch_mlir_xfail_sets", path)
@@ -103,10 +103,10 @@ def main() -> int:
     args = parser.parse_args()
     started = time.perf_counter()
 
-    from conformance.cases.sources import torch_mlir_e2e
+    from conformance.cases.sources.torch_mlir_e2e.loading import load
 
     checkout = args.checkout.resolve()
-    registered = torch_mlir_e2e.load(checkout)
+    registered = load(checkout)
     by_name = {test.unique_name: test for test, _ in registered.tests}
     names = [line.strip() for line in args.tests.read_text().splitlines() if line.strip()]
     unknown = [n for n in names if n not in by_name]
