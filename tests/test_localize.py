@@ -112,6 +112,9 @@ def test_a_compile_error_at_one_op_names_it_and_the_mlir_op(tmp_path):
     assert (record["op"], record["node"], record["index"]) == ("aten.tanh", "tanh", 2)
     assert record["code"] == "COMPILER_ERROR" and record["mlir_op"] == "fake.tanh"
     assert Path(record["case_file"]).read_text().count("torch.ops.aten.tanh.default(x0)") == 1
+    # Said only where there is something to say: no own error (not numeric), no note (not the first op).
+    assert "own_error" not in record and "note" not in record
+    assert json.loads((tmp_path / "w" / "localized.json").read_text()) == record
 
 
 # -- what cannot be localized, said clearly -------------------------------------------
@@ -235,9 +238,9 @@ def test_what_an_op_lowered_to_is_read_from_its_ir_without_the_scaffolding():
 
 def test_only_a_numeric_failure_is_named_by_what_its_op_lowered_to(tmp_path):
     """A conversion failure's bundle holds torch-dialect IR: listing its ops would name torch.constant.int as the MLIR op."""
-    from conformance.localize.localizer import _mlir_op
+    from conformance.localize.blame import mlir_op
 
     (tmp_path / "input.mlir").write_text("%0 = torch.constant.int 1\n%1 = torch.aten.arange %0 : !torch.int -> !torch.vtensor<[1],si64>\n")
     alone = _failure("CUSTOM_OP_UNCONVERTIBLE")
     alone.artifacts = str(tmp_path)
-    assert _mlir_op(alone, _failure("CUSTOM_OP_UNCONVERTIBLE"), numeric=False) is None
+    assert mlir_op(alone, _failure("CUSTOM_OP_UNCONVERTIBLE"), numeric=False) is None

@@ -99,6 +99,11 @@ def op_function(op: OpNode, values: dict[torch.fx.Node, Any]) -> tuple[Callable[
     return call, [values[n] for n in params]
 
 
+def op_case_id(model_case: str, op: OpNode) -> str:
+    """The id of the one-op case of `op` of the model case `model_case`."""
+    return f"{model_case}.{op.name}"
+
+
 def write_case(directory: Path, case_id: str, op: OpNode, values: dict[torch.fx.Node, Any], model: str, backend: str) -> Path:
     """Write `<directory>/<op name>.py` and its inputs (`values`: eager's value of each node); returns the file.
 

@@ -2,13 +2,15 @@
 
     1. the model's failure: given (a run's Result), or found by running the case
     2. export it once, save the program and its inputs in the workspace
-    3. binary-search the op prefixes (search.py), each run as a case through
-       the backend's own stages in the supervised child (cuts.py): a crash or
-       hang there stays a CRASH or TIMEOUT of that cut
-    4. the op that cut adds, and for numerics the ops feeding it, alone on
+    3. number its ops: cut k, a case of the workspace, is the program up to op k (cuts.py)
+    4. binary-search the cuts (search.py), each run as a case through the
+       backend's own stages in the supervised child: a crash or hang there
+       stays a CRASH or TIMEOUT of that cut
+    5. run the op that cut adds, and for numerics the ops feeding it, alone on
        eager's activations (emit.py writes each as a case; oracle.py measures
        its own error against fp64), in one batch
-    5. the record: op, source line, errors, the case file and its bundle
+    6. blame one of them (blame.py)
+    7. write the record (record.py): op, source line, errors, the case file and its bundle
 
 Everything runs through the Engine, as a normal run does; the workspace
 keeps the program, the cuts, the emitted cases, their outputs and bundles.
@@ -28,20 +30,18 @@ from conformance.cases.registry import Registry, RegistryError, sources_of
 from conformance.execution.engine import Engine
 from conformance.settings import Settings
 from conformance.localize import cuts, emit, graph, oracle
-from conformance.localize.record import EXTRAS_KEY
-from conformance.localize.search import Search, first_failing_cut, same_failure
+from conformance.localize.blame import SUSPECTS, Checked, blame, suspects
+from conformance.localize.record import EXTRAS_KEY, Localized
+from conformance.localize.search import Search, at, first_failing_cut, same_failure
 from conformance.paths import safe_name
 from conformance.result import Result
 from conformance.taxonomy import Code, Stage
-from conformance.toolchain import mlir
 
 RECORD = "localized.json"
 OPS_DIR = "ops"  # the one-op cases written
 OUTPUTS = "outputs"  # every run's outputs, kept for the errors measured here
-SUSPECTS = 8  # for numerics: the op at the cut and up to this many ops feeding it, checked alone
 NUMERIC_CODES = {Code.NUMERIC_MISMATCH, Code.NAN_MISMATCH}
 UNCUTTABLE = {Stage.CASE, Stage.EAGER, Stage.EXPORT}  # no exported program to cut
-LOWERED_SHOWN = 4  # ops named for what a numerically wrong op lowered to
 
 
 class LocalizeError(Exception):
@@ -62,90 +62,35 @@ def localize(
     (a run's); otherwise the case runs once first.
     """
     started = time.monotonic()
-    registry = Registry.load(sources_of(settings), settings.suites)
-    case = _model_case(registry, case_id)
+    case = _model_case(Registry.load(sources_of(settings), settings.suites), case_id)
     base = dataclasses.replace(settings, backends=[backend], reruns=0, check_determinism=False)
     if failure is None:
         log(f"running {case_id} on {backend} to see how it fails")
         failure = _run(base, [(case_id, _name(backend))])[0]
     _check_failure(failure, case_id)
     workspace = Path(workspace).resolve()
-    model_graph, input_sets = _export(case, settings, workspace)
+    export_mode = case.export_mode or settings.export_mode
+    model_graph, input_sets = _export(case, settings.seed, export_mode, workspace)
+    _number(model_graph, case, export_mode, workspace)
     found = _search(model_graph, case, failure, base, workspace, log)
     culprit = model_graph.op(found.first)
-
-    # The op alone (and, for numerics, the ops feeding it) on eager's activations, all in one job: one batch.
     numeric = failure.code in NUMERIC_CODES
-    suspects = _suspects(model_graph, culprit, SUSPECTS if numeric else 0)
-    values = model_graph.activations(input_sets[0], {n for s in suspects for n in emit.tensor_args(s)})
-    files, unwritten = {}, {}
-    for s in suspects:
-        try:
-            files[s.name] = emit.write_case(workspace / OPS_DIR, _op_case(case_id, s), s, values, case_id, backend)
-        except emit.EmitError as e:
-            unwritten[s.name] = str(e)
-    op_settings = dataclasses.replace(
-        base, case_paths=[*settings.case_paths, str(workspace / OPS_DIR)], keep_outputs=str(workspace / OUTPUTS),
-        artifacts=settings.artifacts or str(workspace / "bundles"),
-    )
-    ran = _run(op_settings, [(_op_case(case_id, s), failure.backend) for s in suspects if s.name in files]) if files else []
-    alone = {r.case: r for r in ran}
-    errors = _own_errors(case_id, suspects, values, workspace, failure.backend) if numeric else {}
-    blamed_name = oracle.blame(errors) if numeric else culprit.name
-    blamed = next((s for s in suspects if s.name == blamed_name), culprit)
-    blamed_alone = alone.get(_op_case(case_id, blamed))
-
-    first = found.tried[found.first]
-    record = {
-        "case": case_id,
-        "backend": failure.backend,
-        "code": failure.code,
-        "op": blamed.aten,
-        "target": blamed.target,
-        "node": blamed.name,
-        "index": blamed.index,
-        "ops": len(model_graph.ops),
-        "source": blamed.source,
-        "module": blamed.module_path,
-        "mlir_op": _mlir_op(blamed_alone, failure, numeric),
-        "verdict": _verdict(failure, numeric, blamed_name, blamed_alone),
-        "first_failing_cut": {
-            "index": culprit.index, "node": culprit.name, "op": culprit.aten, "code": first.code, "explanation": first.explanation,
-            **_cut_error(model_graph, first, found.first, input_sets[0], case, workspace),
-        },
-        "alone": _brief(blamed_alone) | {"case": _op_case(case_id, blamed)} if blamed_alone else None,
-        "suspects": [
-            {"node": s.name, "op": s.aten, "index": s.index, **_brief(alone.get(_op_case(case_id, s))),
-             **({"error": errors[s.name].to_dict()} if s.name in errors else {}),
-             **({"not_written": unwritten[s.name]} if s.name in unwritten else {})}
-            for s in suspects
-        ],
-        "case_file": str(files[blamed.name]) if blamed.name in files else None,
-        "bundle": blamed_alone.artifacts if blamed_alone else None,
-        "cuts_run": len(found.tried),
-        "trail": {str(k): r.code or r.status for k, r in sorted(found.tried.items())},
-        "failed_otherwise": {str(k): f"{r.code}{_at(r.op)}" for k, r in found.otherwise(failure).items()},
-        "compiles": len(found.tried) + bool(ran),  # each cut, then the suspects in one batch
-        "seconds": round(time.monotonic() - started, 1),
-        "workspace": str(workspace),
-    }
-    if blamed.name in errors:
-        record["own_error"] = errors[blamed.name].to_dict()
-    if culprit.index == 1:
-        record["note"] = f"{failure.backend} fails already on the first op of {case_id}: the failure may not be this op's alone"
-    (workspace / RECORD).write_text(json.dumps(record, indent=1))
-    return record
+    checked = _run_suspects(case_id, model_graph, culprit, numeric, input_sets[0], failure, base, workspace)
+    blamed = blame(failure, culprit, checked, numeric)
+    first_cut = _cut_error(model_graph, found.tried[found.first], found.first, input_sets[0], case, workspace)
+    seconds = round(time.monotonic() - started, 1)
+    record = Localized.build(failure, culprit, len(model_graph.ops), found, first_cut, checked, blamed, seconds, str(workspace))
+    return _write(workspace, record)
 
 
-def _export(case, settings: Settings, workspace: Path) -> tuple[graph.Graph, list]:
+def _export(case, seed: int, export_mode: str, workspace: Path) -> tuple[graph.Graph, list]:
     """Export the case once, save the program and its inputs in the workspace; its graph and input sets."""
     from conformance.cases.inputs import make_inputs, make_module
 
     workspace.mkdir(parents=True, exist_ok=True)
     for stale in (OUTPUTS, OPS_DIR):  # an earlier localization's outputs and cases must not be read as this one's
         shutil.rmtree(workspace / stale, ignore_errors=True)
-    export_mode = case.export_mode or settings.export_mode
-    module, input_sets = make_module(case, settings.seed), make_inputs(case, settings.seed)
+    module, input_sets = make_module(case, seed), make_inputs(case, seed)
     try:
         program = graph.export_case(module, input_sets[0], strict=export_mode == "strict")
     except Exception as e:
@@ -154,8 +99,12 @@ def _export(case, settings: Settings, workspace: Path) -> tuple[graph.Graph, lis
     model_graph = graph.load(workspace)
     if not model_graph.ops:
         raise LocalizeError(f"{case.id}'s exported graph has no op to cut at")
-    cuts.write_plan(workspace, case, [o.name for o in model_graph.ops], export_mode)
     return model_graph, input_sets
+
+
+def _number(model_graph: graph.Graph, case, export_mode: str, workspace: Path) -> None:
+    """Number the graph's ops into cuts: the plan and case file the child loads cut k (ops 1..k) from."""
+    cuts.write_plan(workspace, case, [o.name for o in model_graph.ops], export_mode)
 
 
 def _search(model_graph: graph.Graph, case, failure: Result, base: Settings, workspace: Path, log) -> Search:
@@ -179,10 +128,41 @@ def _search(model_graph: graph.Graph, case, failure: Result, base: Settings, wor
     if not same_failure(failure, first):
         raise LocalizeError(
             f"the whole exported graph of {case.id} does not fail on {failure.backend} as the model does "
-            f"({failure.code}{_at(failure.op)}): it gives {first.code or first.status}{_at(first.op)}"
+            f"({failure.code}{at(failure.op)}): it gives {first.code or first.status}{at(first.op)}"
             + (f": {first.explanation}" if first.explanation else "")
         )
     return found
+
+
+def _run_suspects(
+    case_id: str, model_graph: graph.Graph, culprit: graph.OpNode, numeric: bool, inputs: list, failure: Result,
+    base: Settings, workspace: Path,
+) -> Checked:
+    """The op alone (and, for numerics, the ops feeding it) on eager's activations, all in one job: one batch."""
+    ops = suspects(model_graph, culprit, SUSPECTS if numeric else 0)
+    values = model_graph.activations(inputs, {n for s in ops for n in emit.tensor_args(s)})
+    [spec] = base.backends  # as the run named it: the case files say how to rerun them with it
+    files, unwritten = _write_op_cases(case_id, ops, values, spec, workspace)
+    op_settings = dataclasses.replace(
+        base, case_paths=[*base.case_paths, str(workspace / OPS_DIR)], keep_outputs=str(workspace / OUTPUTS),
+        artifacts=base.artifacts or str(workspace / "bundles"),
+    )
+    ran = _run(op_settings, [(emit.op_case_id(case_id, s), failure.backend) for s in ops if s.name in files]) if files else []
+    by_case = {r.case: r for r in ran}
+    alone = {s.name: by_case[emit.op_case_id(case_id, s)] for s in ops if emit.op_case_id(case_id, s) in by_case}
+    errors = _own_errors(case_id, ops, values, workspace, failure.backend) if numeric else {}
+    return Checked(case_id, ops, files, unwritten, alone, errors, ran=bool(ran))
+
+
+def _write_op_cases(case_id: str, ops: list[graph.OpNode], values, spec: str, workspace: Path) -> tuple[dict, dict]:
+    """Each op as a case file of its own: ({node: its file}, {node: why it has none})."""
+    files, unwritten = {}, {}
+    for s in ops:
+        try:
+            files[s.name] = emit.write_case(workspace / OPS_DIR, emit.op_case_id(case_id, s), s, values, case_id, spec)
+        except emit.EmitError as e:
+            unwritten[s.name] = str(e)
+    return files, unwritten
 
 
 def _own_errors(case_id: str, suspects, values, workspace: Path, backend: str) -> dict[str, oracle.OpError]:
@@ -191,10 +171,32 @@ def _own_errors(case_id: str, suspects, values, workspace: Path, backend: str) -
 
     errors = {}
     for s in suspects:
-        kept = determinism.kept(str(workspace / OUTPUTS), _op_case(case_id, s), backend)
+        kept = determinism.kept(str(workspace / OUTPUTS), emit.op_case_id(case_id, s), backend)
         if kept:
             errors[s.name] = oracle.op_error(*emit.op_function(s, values), kept[0])
     return errors
+
+
+def _cut_error(model_graph: graph.Graph, first: Result, index: int, inputs, case, workspace: Path) -> dict[str, Any]:
+    """The error at the first failing cut, from the outputs its run kept (where it ran to the end)."""
+    import torch
+
+    from conformance.execution import determinism
+
+    kept = determinism.kept(str(workspace / OUTPUTS), first.case, first.backend)
+    if not kept:
+        return {}
+    with torch.no_grad():
+        expected = model_graph.cut(index)(*inputs)
+    abs_error, ratio, _ = oracle.error(kept[0], expected, case.rtol, case.atol)
+    return {"max_abs_error": abs_error, "error_ratio": ratio}
+
+
+def _write(workspace: Path, record: Localized) -> dict[str, Any]:
+    """The record into the workspace's localized.json; returned as Results carry it (a dict)."""
+    written = record.to_dict()
+    (workspace / RECORD).write_text(json.dumps(written, indent=1))
+    return written
 
 
 def workspace_for(root: Path, case_id: str, backend: str) -> Path:
@@ -262,83 +264,3 @@ def _check_failure(failure: Result, case_id: str) -> None:
             f"{case_id} fails on {failure.backend} at {failure.stage} ({failure.code}), before there is an exported "
             "graph to cut: localize works on the exported program"
         )
-
-
-def _suspects(model_graph: graph.Graph, culprit: graph.OpNode, count: int) -> list[graph.OpNode]:
-    """The op at the cut, then (nearest first) up to `count` earlier ops whose values reach it."""
-    if count == 0:
-        return [culprit]
-    ancestors: set = set()
-    stack = [culprit.node]
-    while stack:
-        for n in stack.pop().all_input_nodes:
-            if n not in ancestors:
-                ancestors.add(n)
-                stack.append(n)
-    feeding = [o for o in model_graph.ops[: culprit.index - 1] if o.node in ancestors]
-    return [culprit, *reversed(feeding[-count:])]
-
-
-def _cut_error(model_graph: graph.Graph, first: Result, index: int, inputs, case, workspace: Path) -> dict[str, Any]:
-    """The error at the first failing cut, from the outputs its run kept (where it ran to the end)."""
-    import torch
-
-    from conformance.execution import determinism
-
-    kept = determinism.kept(str(workspace / OUTPUTS), first.case, first.backend)
-    if not kept:
-        return {}
-    with torch.no_grad():
-        expected = model_graph.cut(index)(*inputs)
-    abs_error, ratio, _ = oracle.error(kept[0], expected, case.rtol, case.atol)
-    return {"max_abs_error": abs_error, "error_ratio": ratio}
-
-
-def _op_case(case_id: str, op: graph.OpNode) -> str:
-    return f"{case_id}.{op.name}"
-
-
-def _brief(result: Result | None) -> dict[str, Any]:
-    if result is None:
-        return {}
-    return {"status": result.status, "code": result.code, "explanation": result.explanation}
-
-
-def _verdict(failure: Result, numeric: bool, blamed: str | None, alone: Result | None) -> str:
-    if numeric:
-        if blamed is None:
-            return "propagated: no op near the cut is off by more than its dtype allows; the error at the cut accumulated"
-        return "local: the op's own error exceeds its dtype's tolerance and the noise floor"
-    if alone is None:
-        return "not run alone: the op has no case file (see suspects)"
-    if same_failure(failure, alone):
-        return "fails alone as in the model"
-    return f"alone it gives {alone.code or alone.status}{_at(alone.op)}: the failure needs its context in the model"
-
-
-def _mlir_op(alone: Result | None, failure: Result, numeric: bool) -> str | None:
-    """The MLIR op the failure names (not an ATen op); for a numeric failure, what the op alone lowered to.
-
-    A wrong number names no op, but the op's own bundle keeps the IR its run
-    compiled: the ops computing in it are what the ATen op became. (Other
-    failures stop before that IR: their bundle holds an earlier dialect.)
-    """
-    for r in (alone, failure):
-        if r is not None and r.op and not r.op.startswith(("aten.", "prims.")):
-            return r.op
-    if not numeric or alone is None or not alone.artifacts:
-        return None
-    lowered = _lowered_ops(Path(alone.artifacts))
-    if not lowered:
-        return None
-    return ", ".join(lowered[:LOWERED_SHOWN]) + (", ..." if len(lowered) > LOWERED_SHOWN else "")
-
-
-def _lowered_ops(bundle: Path) -> list[str]:
-    """The computing ops of the IR a bundle's failing stage took (input.mlir first, where there are several)."""
-    files = sorted(bundle.glob("*.mlir"), key=lambda p: (p.name != "input.mlir", p.name))
-    return mlir.computing_ops(files[0].read_text()) if files else []
-
-
-def _at(op: str | None) -> str:
-    return f" ({op})" if op else ""

@@ -30,6 +30,11 @@ def same_failure(wanted: Result, got: Result) -> bool:
     return wanted.op in got.explanation or got.op in wanted.explanation
 
 
+def at(op: str | None) -> str:
+    """` (op)`, to follow a failure's code where it names an op."""
+    return f" ({op})" if op else ""
+
+
 @dataclass
 class Search:
     """The outcome: the first failing cut, and every cut tried with its Result."""
