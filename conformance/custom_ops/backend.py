@@ -24,7 +24,7 @@ from conformance.custom_ops.encode import Unconvertible
 from conformance.custom_ops.reasons import Reason
 from conformance.taxonomy import Code
 from conformance.toolchain.mlir import write_ir
-from conformance.toolchain.torch_mlir import TorchMlirBackend, import_program
+from conformance.toolchain.torch_mlir import ImporterError, TorchMlirBackend, import_program
 
 REPLAY = ["python", "-m", "conformance.custom_ops", "input.mlir"]  # convert + verify, outside the framework
 
@@ -50,7 +50,7 @@ class TosaCustomBackend(TorchMlirBackend):
             program = program.run_decompositions({})
         try:
             return import_program(program, case_run)
-        except AssertionError as e:
+        except ImporterError as e:  # the importer names the node it failed on; its own error is an assertion
             ops = weight_list_ops(shared_program) if "Heterogeneous lists" in str(e) else []
             if not ops:
                 raise
