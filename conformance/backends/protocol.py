@@ -51,6 +51,12 @@ class CaseRun:
     extras: dict[str, Any] = field(default_factory=dict)  # JSON data for the Result (e.g. ops seen)
     staging: Path | None = None  # with --artifacts: where this pair's bundle is prepared
     export_mode: str = DEFAULT_EXPORT_MODE  # the case's own, or the run's --export-mode
+    random_ops: tuple[str, ...] = ()  # random ops eager called though the case did not declare itself nondeterministic
+
+    @property
+    def random(self) -> bool:
+        """Outputs judged as samples: the case says it is random, or eager called random ops."""
+        return self.case.nondeterministic or bool(self.random_ops)
 
     def reproduce(self, stage: str, files: dict[str, Callable[[Path], None]], *commands: list[str]) -> None:
         """Say how to replay `stage`; call it before the risky part of the stage.

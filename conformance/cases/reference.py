@@ -3,8 +3,12 @@
 Eager runs the module twice on copies of each input set, inside the case's
 eager context: the first run's outputs are the reference, the inputs it
 left behind are what in-place updates are judged against, and a second run
-that disagrees means the case is nondeterministic where it says it is not.
-Stored outputs are loaded as they are; nothing runs.
+that disagrees means the case is nondeterministic where it says it is not,
+unless eager called a random op (one PyTorch tags nondeterministic_seeded:
+rand, bernoulli, dropout, uniform_ ...): then the case is random whatever it
+declares (a suite's random tests, a user's model in training mode), and its
+outputs are judged as samples. Stored outputs are loaded as they are;
+nothing runs.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ class NondeterministicReference(Exception):
 class Reference:
     expected: list[Any]  # one output (structure) per input set
     inputs_after: list[list[torch.Tensor]]  # the input sets as the reference left them (in-place ops)
+    random_ops: tuple[str, ...] = ()  # the random ops that made two eager runs differ, when that is why
 
 
 def clone_inputs(inputs: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -48,5 +53,25 @@ def reference_outputs(case: Case, module: torch.nn.Module, inputs: list[list[tor
             for first, given in zip(expected, inputs):
                 mismatch = compare(first, module(*clone_inputs(given)), rtol=0.0, atol=0.0)
                 if mismatch:
-                    raise NondeterministicReference(mismatch.explanation)
+                    random_ops = seeded_random_ops(module, clone_inputs(given))
+                    if not random_ops:
+                        raise NondeterministicReference(mismatch.explanation)
+                    return Reference(expected, inputs_after, random_ops)
     return Reference(expected, inputs_after)
+
+
+def seeded_random_ops(module: torch.nn.Module, inputs: list[torch.Tensor]) -> tuple[str, ...]:
+    """The ATen ops tagged nondeterministic_seeded that a run of `module` calls (sorted), e.g. ("aten.bernoulli.p",)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen: set[str] = set()
+
+    class Recording(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if torch.Tag.nondeterministic_seeded in func.tags:
+                seen.add(str(func).removesuffix(".default"))
+            return func(*args, **(kwargs or {}))
+
+    with Recording():
+        module(*inputs)
+    return tuple(sorted(seen))

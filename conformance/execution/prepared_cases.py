@@ -76,6 +76,8 @@ class PreparedCases:
         workdir.mkdir(parents=True, exist_ok=True)
         staging = self.emitter.staging(case_id, backend.name)
         run = dataclasses.replace(prepared, workdir=workdir, notes={}, extras={}, staging=staging)
+        if run.random_ops:  # said in the Result: judged as samples though the case did not declare it
+            run.extras["random_ops"] = list(run.random_ops)
         if run.staging is not None:
             bundles.stage_case_data(run.staging, run)
         return Item(case_id, run, timings=self._eager_timings(case_id))
@@ -105,6 +107,7 @@ class PreparedCases:
             return CaseRun(
                 case, module, inputs, reference.expected, workdir=self.scratch, options=self.settings.options,
                 inputs_after=reference.inputs_after, export_mode=case.export_mode or self.settings.export_mode,
+                random_ops=reference.random_ops,
             )
         except CaseUnavailable as e:
             return CaseFailure(e.stage, Classification(Code.CASE_ERROR, e.reason, details=self.capture.since(mark)), skip=e.skip)
@@ -115,7 +118,7 @@ class PreparedCases:
                 stage,
                 Classification(
                     Code.NONDETERMINISTIC_REFERENCE,
-                    f"eager gives different results on two runs of the same inputs ({e}); "
+                    f"eager gives different results on two runs of the same inputs ({e}), and calls no random op; "
                     "declare the case nondeterministic=True if that is intended",
                 ),
             )

@@ -95,7 +95,7 @@ class RunAndCompare:
     def _check_determinism(self, backend: Backend, it: Item, outputs: list) -> None:
         """--check-determinism: the first run keeps a pass's outputs, a re-run says how its own differ."""
         kept = self.attempt.outputs_dir
-        if kept is None or it.run.case.nondeterministic:  # judged on statistics: other bits are expected
+        if kept is None or it.run.random:  # judged on statistics: other bits are expected
             return
         try:
             if not self.attempt.is_rerun:
@@ -111,7 +111,7 @@ def _mismatch(run: CaseRun, index: int, expected: Any, actual: Any):
     case = run.case
     actual, mutated = split_mutations(actual, run.extras.get("mutations"))
     judged = dict(
-        rtol=case.rtol, atol=case.atol, statistical=case.nondeterministic,
+        rtol=case.rtol, atol=case.atol, statistical=run.random,
         values=case.reference.values, reference=case.reference.label,
     )
     mismatch = compare(expected, actual, **judged)
