@@ -16,6 +16,10 @@ from conformance.taxonomy import Status
 # Diagnostics can be megabytes (a whole IR dump); a Result keeps the start,
 # where the first error is, and the end, where a crash backtrace is.
 MAX_DETAILS = 20_000
+# extras key: what ran the stage a pair failed at (Backend.tool), so reports group one tool's failure across backends.
+TOOL = "tool"
+# extras key: how a numeric mismatch measures against float64 (compare/precision.py): precision or a wrong answer.
+NUMERIC = "numeric"
 
 
 @dataclass

@@ -580,3 +580,39 @@ class SpelledOut(IreeBackend):
 
 
 SPELLED_OUT = SpelledOut()
+
+
+# -- two numeric bugs of two kinds ------------------------------------------------
+
+
+class TwoNumericBugs(Backend):
+    """Eager, with two ops replaced under a dispatch mode:
+
+    aten.cumsum  a precision bug: the float64 sum moved 50 times eager's own float32 error away from it
+                 (as an accumulation in another order or in a narrower type would be: off, but by rounding);
+    aten.remainder  a wrong answer: C's fmod (the sign of the dividend), not Python's remainder (the divisor's).
+    """
+
+    name = "two-numeric-bugs"
+    stages = ("run",)
+
+    def run(self, _, inputs, case_run):
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class Planted(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                packet = func.overloadpacket
+                if packet is torch.ops.aten.cumsum:
+                    eager = func(*args, **kwargs)
+                    exact = func(args[0].double(), *args[1:], **kwargs)
+                    return (exact + 50 * (eager.double() - exact)).to(eager.dtype)
+                if packet is torch.ops.aten.remainder:
+                    return torch.ops.aten.fmod(*args, **kwargs)
+                return func(*args, **kwargs)
+
+        with torch.no_grad(), Planted():
+            return case_run.module(*inputs)
+
+
+TWO_NUMERIC_BUGS = TwoNumericBugs()

@@ -78,7 +78,7 @@ def test_a_pair_failing_the_same_way_every_run_stays_a_failure(monkeypatch):
     tanh = run("SCRIPTED", [("tanh", "scripted")], reruns=2)["tanh"]
     assert (tanh.status, tanh.code, tanh.stage) == ("fail", "NUMERIC_MISMATCH", "compare"), tanh
     assert [a["code"] for a in tanh.extras["attempts"]] == ["NUMERIC_MISMATCH"] * 3
-    assert verdict(tanh, Entry(code="NUMERIC_MISMATCH")) == Verdict.XFAIL
+    assert verdict(tanh, Entry(code="NUMERIC_MISMATCH", op="aten.tanh")) == Verdict.XFAIL
 
 
 def test_outputs_differing_in_their_bits_are_flaky_only_under_check_determinism(state):
@@ -174,13 +174,13 @@ def test_pytest_fails_on_a_flaky_pair_and_an_entry_for_one_of_its_failures_turns
     assert "flaky, left as it was (its runs disagree): tanh" in red.output
     assert "tanh" not in XfailSet.load(xfails, "alternating").entries  # the update wrote nothing for it
 
-    entry = '["tanh"]\ncode = "NUMERIC_MISMATCH"\nexplanation = "sometimes off by 1%"\nnote = "known race"\n'
+    entry = '["tanh"]\ncode = "NUMERIC_MISMATCH"\nop = "aten.tanh"\nexplanation = "sometimes off by 1%"\nnote = "known race"\n'
     (xfails / "alternating.toml").write_text(entry)
     green = run_registry(*args, env=env)
     assert green.returncode == 0, green
     assert "tanh[alternating] (xfail entry expects a failure seen)" in green.output
     kept = XfailSet.load(xfails, "alternating").entries
-    assert kept == {"tanh": Entry(code="NUMERIC_MISMATCH", explanation="sometimes off by 1%", note="known race")}  # as it was
+    assert kept == {"tanh": Entry(code="NUMERIC_MISMATCH", explanation="sometimes off by 1%", op="aten.tanh", note="known race")}  # as it was
 
 
 # -- reported apart: progress, summary.json, report.md, report.html, triage --------

@@ -34,6 +34,7 @@ import torch
 from conformance.cases.spec import Case
 from conformance.export_modes import DEFAULT_EXPORT_MODE
 from conformance.reproducer import Reproducer, stage_reproducer
+from conformance.taxonomy import Stage
 
 
 @dataclass
@@ -174,6 +175,18 @@ class Backend:
     def flags(self) -> dict[str, Any]:
         """Whatever changes this backend's output besides the IR (for cache keys)."""
         return {}
+
+    def tool(self, stage: str) -> str:
+        """What runs `stage` for this backend, as reports group failures by it.
+
+        Failures at one stage, with one code and op, in one tool are one root
+        cause, whichever backends share the tool: torch-mlir's TOSA lowering
+        fails alike under tosa, tosa-ref and onnx-tosa. A backend built on
+        shared tools names them (toolchain/); by default its stages are its own.
+        """
+        if stage in (Stage.CASE, Stage.EAGER):
+            return "the case (eager PyTorch)"  # fails alike on every backend
+        return self.name
 
     # -- the compile cache (optional): name the stage whose output is stored --
 

@@ -75,3 +75,19 @@ def seeded_random_ops(module: torch.nn.Module, inputs: list[torch.Tensor]) -> tu
     with Recording():
         module(*inputs)
     return tuple(sorted(seen))
+
+
+def float64_outputs(case: Case, module: torch.nn.Module, inputs: list[torch.Tensor]) -> Any | None:
+    """The case's program in float64 on `inputs` (float inputs and weights upcast): the oracle a numeric
+    mismatch is measured against. None where it cannot run so (a stored reference, an op without float64)."""
+    import copy
+
+    if isinstance(case.reference, Stored):
+        return None
+    try:
+        double = copy.deepcopy(module).double()
+        upcast = [t.double() if t.is_floating_point() else t for t in clone_inputs(inputs)]
+        with torch.no_grad(), case.eager():
+            return double(*upcast)
+    except Exception:  # the oracle is a refinement of the explanation: without it the mismatch stands as it is
+        return None

@@ -1,4 +1,4 @@
-"""`conformance triage`: failures grouped by (backend, code, op), largest group first; then the flaky pairs."""
+"""`conformance triage`: failures grouped into root causes (stage, code, op, the tool that failed), largest first; then the flaky pairs."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from pathlib import Path
 from conformance.cli.common import fail
 
 NAME = "triage"
-HELP = "group a run's failures by (backend, code, op), largest first: the list a backend team works down"
+HELP = "group a run's failures into root causes (stage, code, op, the tool that failed, across backends), largest first"
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("source", nargs="?", help="a report directory or results.jsonl (default: the latest report in reports/)")
     parser.add_argument("--backend", action="append", help="only these backends")
-    parser.add_argument("--limit", type=int, default=30, help="groups shown per backend (default 30)")
+    parser.add_argument("--limit", type=int, default=50, help="groups shown (default 50)")
     parser.add_argument("--json", action="store_true", help="the groups as JSON")
 
 
@@ -38,12 +38,14 @@ def run(args) -> int:
     if args.json:
         print(json.dumps([g.to_dict() for g in groups], indent=1))
         return 0
-    for backend in sorted({g.backend for g in groups}):
-        mine = [g for g in groups if g.backend == backend]
-        failures = sum(g.count for g in mine)
-        print(f"\n{backend}: {failures} failures in {len(mine)} groups")
-        rows = [[g.count, g.code, g.op or "-", g.example.case, g.example.explanation[:150]] for g in mine[: args.limit]]
-        print(tabulate(rows, headers=["count", "code", "op", "example", "explanation"]))
+    if groups:
+        failures = sum(g.count for g in groups)
+        print(f"{failures} failures in {len(groups)} root-cause groups")
+        rows = [[g.count, g.code_label, g.op or "-", g.tool, g.backends_label(), g.example.case, g.example.explanation[:120]]
+                for g in groups[: args.limit]]
+        print(tabulate(rows, headers=["count", "code", "op", "tool", "backends", "example", "explanation"]))
+        if len(groups) > args.limit:
+            print(f"... and {len(groups) - args.limit} smaller groups (--limit N, or --json for all)")
     flaky = sorted((r for r in results if r.status == Status.FLAKY), key=lambda r: (r.backend, r.case))
     if flaky:
         print(f"\nflaky: {len(flaky)} pairs whose runs disagree (not failures: no group above holds them)")

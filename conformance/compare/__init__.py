@@ -59,6 +59,7 @@ def _compare(expected, actual, rtol, atol, statistical, values, label) -> Mismat
     for i, (path, e, a) in enumerate(pairs):
         mismatch = _compare_leaf(path, e, a, rtol, atol, statistical, values)
         if mismatch:
+            mismatch.leaf, mismatch.expected, mismatch.actual = i, e, a
             return mismatch if statistical or not values else _reordered(pairs, i, mismatch, rtol, atol)
     return None
 
@@ -106,7 +107,8 @@ def _reordered(pairs: list, i: int, mismatch: Mismatch, rtol, atol) -> Mismatch:
     if None not in order.values() and sorted(order) == sorted(order.values()):
         told = ", ".join(f"{pairs[j][0]} matches {reference()}'s {pairs[k][0]}" for j, k in order.items())
         return Mismatch(Code.STRUCTURE_MISMATCH, f"the outputs come in another order: {told} (outputs swapped?)")
-    return Mismatch(mismatch.code, f"{mismatch.explanation}; but {path} matches {reference()}'s {pairs[elsewhere][0]} (outputs swapped?)")
+    return Mismatch(mismatch.code, f"{mismatch.explanation}; but {path} matches {reference()}'s {pairs[elsewhere][0]} (outputs swapped?)",
+                    mismatch.leaf, mismatch.expected, mismatch.actual)
 
 
 def _match_elsewhere(pairs: list, j: int, rtol, atol) -> int | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import numpy as np
@@ -20,6 +20,11 @@ import torch
 class Mismatch:
     code: str
     explanation: str
+    # Which output differs, for whoever measures it further (how far from float64, which op):
+    # its index among the flattened outputs, and eager's and the backend's values there.
+    leaf: int | None = field(default=None, compare=False, repr=False)
+    expected: Any = field(default=None, compare=False, repr=False)
+    actual: Any = field(default=None, compare=False, repr=False)
 
 
 # What the outputs are compared with, as explanations name it: "eager" (the

@@ -130,7 +130,7 @@ def _snapped(e: torch.Tensor, a: torch.Tensor, rtol: float, atol: float) -> torc
     if not (rtol or atol) or not e.dtype.is_floating_point:
         return a
     seen = torch.unique(e)  # sorted
-    right = torch.searchsorted(seen, a).clamp(max=seen.numel() - 1)
+    right = torch.searchsorted(seen, a.contiguous()).clamp(max=seen.numel() - 1)
     left = (right - 1).clamp(min=0)
     snapped = a.clone()
     for side in (left, right):

@@ -22,6 +22,7 @@ from conformance.execution.compile_cache_use import CacheUse
 from conformance.execution.item import Item
 from conformance.execution.messages import Message, ResultMessage, StageStarted
 from conformance.execution.reruns import Attempt
+from conformance.result import TOOL
 from conformance.settings import Settings
 
 Report = Callable[[Message], None]  # sends a message to the parent
@@ -47,6 +48,7 @@ class Emitter:
         deterministic = self.attempt.records_failure(it.case_id, backend.name, failure.code, failure.op, self.settings.reruns)
         if self.cache and backend.cache_stage and deterministic:
             self.cache.record_failure(backend, it, stage, failure)
+        it.run.extras[TOOL] = backend.tool(str(stage))
         self.emit_failure(it.case_id, backend.name, stage, failure, it.timings, it.run.extras)
 
     def emit_failure(self, case_id, backend_name, stage, failure: Classification, timings, extras=None) -> None:

@@ -30,7 +30,7 @@ from conformance.execution.messages import JobDone, Message, ResultMessage, RunJ
 from conformance.execution.supervisor import ChildError, ChildProcess, Died, Flooding, Silent
 from conformance.execution.planning import Pair
 from conformance.execution.reruns import Attempt, agree, record, settle, wants_rerun
-from conformance.result import Result
+from conformance.result import TOOL, Result
 
 # A job whose child dies before announcing any stage is retried this often.
 STARTUP_RETRIES = 2
@@ -61,6 +61,7 @@ class Engine:
         self.cancelled = False
         self.waiting: dict[Pair, list[Result]] = {}  # pairs held back for a re-run: their attempts so far
         self.outputs_dir: str | None = None  # --check-determinism: where attempt 1 keeps passing outputs
+        self._backends: dict | None = None  # by name, resolved when a crash or hang needs its tool
 
     def run(self, pairs: list[Pair], max_batch: int | None = None, defer_reruns: bool = False) -> Iterator[Result]:
         """Results for `pairs`, in the order they finish, as one job, then its re-runs.
@@ -222,6 +223,21 @@ class Engine:
             retry.append(dataclasses.replace(job, pairs=rest, attempts=0))
         queue.extendleft(reversed(retry))
 
+    def _tool(self, backend_name: str, stage: str) -> str:
+        """What ran `stage` for the backend named so (Backend.tool); the name itself if it cannot be resolved here."""
+        if self._backends is None:
+            from conformance.backends import loader
+
+            self._backends = {}
+            for spec in self.settings.backends:
+                try:
+                    backend = loader.resolve(spec)
+                except loader.BackendError:
+                    continue
+                self._backends[backend.name] = backend
+        backend = self._backends.get(backend_name)
+        return backend.tool(stage) if backend else backend_name
+
     def _broken(self, case: str, backend: str, stage: str, reply, output: str) -> Result:
         if isinstance(reply, Flooding):
             found = classify_flood(stage, reply.size, output)
@@ -232,6 +248,7 @@ class Engine:
         result = results.failed(
             case, backend, stage=stage, code=found.code, explanation=found.explanation, details=found.details
         )
+        result.extras[TOOL] = self._tool(backend, stage)
         if self.settings.artifacts:
             result.artifacts = str(finalize(self.settings, result))
         return result

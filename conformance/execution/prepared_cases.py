@@ -29,6 +29,7 @@ from conformance.execution.capture import OutputCapture
 from conformance.execution.emitter import Emitter
 from conformance.execution.item import Item
 from conformance.paths import safe_name
+from conformance.result import TOOL
 from conformance.settings import Settings
 from conformance.taxonomy import Code, Stage
 
@@ -70,7 +71,8 @@ class PreparedCases:
             self.emitter.emit(results.skipped(case_id, backend.name, prepared.failure.explanation))
             return None
         if isinstance(prepared, CaseFailure):
-            self.emitter.emit_failure(case_id, backend.name, prepared.stage, prepared.failure, self._eager_timings(case_id))
+            tool = {TOOL: backend.tool(str(prepared.stage))}
+            self.emitter.emit_failure(case_id, backend.name, prepared.stage, prepared.failure, self._eager_timings(case_id), tool)
             return None
         workdir = self.scratch / safe_name(case_id) / safe_name(backend.name)
         workdir.mkdir(parents=True, exist_ok=True)

@@ -13,19 +13,24 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from torch.utils._pytree import tree_leaves
+
 from conformance import result as results
 from conformance.backends.protocol import Backend, CaseRun, NotRun
-from conformance.cases.reference import clone_inputs
+from conformance.cases.reference import clone_inputs, float64_outputs
 from conformance.cases.spec import CaseUnavailable
 from conformance.classify import Classification, classify_error
-from conformance.compare import compare
+from conformance.classify.op_under_test import op_under_test
+from conformance.compare import compare, precision
+from conformance.compare.precision import Precision
 from conformance.execution import determinism
 from conformance.execution.capture import OutputCapture
 from conformance.execution.emitter import Emitter
 from conformance.execution.item import Item
 from conformance.execution.reruns import DIFFERS, Attempt
 from conformance.settings import Settings
-from conformance.taxonomy import Stage
+from conformance.result import NUMERIC
+from conformance.taxonomy import Code, Stage
 
 
 class RunAndCompare:
@@ -85,9 +90,14 @@ class RunAndCompare:
         for index, (expected, actual) in enumerate(zip(it.run.expected, outputs)):
             mismatch = _mismatch(it.run, index, expected, actual)
             if mismatch:
-                it.timings[Stage.COMPARE] = time.perf_counter() - start
                 where = f"at input set {index + 1} of {len(outputs)} ({_sizes(it.run, index)}): " if len(outputs) > 1 else ""
-                self.emitter.fail(backend, it, Stage.COMPARE, Classification(mismatch.code, where + mismatch.explanation))
+                measured = _precision(it.run, index, mismatch)
+                if measured is not None:
+                    it.run.extras[NUMERIC] = measured.to_dict()
+                said = where + mismatch.explanation + (f"; {measured.sentence()}" if measured else "")
+                op = op_under_test(it.run.extras.get("aten_ops") or (), it.run.case.ops)
+                it.timings[Stage.COMPARE] = time.perf_counter() - start
+                self.emitter.fail(backend, it, Stage.COMPARE, Classification(mismatch.code, said, op=op))
                 return False
         it.timings[Stage.COMPARE] = time.perf_counter() - start
         return True
@@ -118,7 +128,22 @@ def _mismatch(run: CaseRun, index: int, expected: Any, actual: Any):
     for input_index, value in mutated:
         if mismatch is None:
             mismatch = compare(run.inputs_after[index][input_index], value, label=f"input {input_index} (updated in place)", **judged)
+            if mismatch is not None:
+                mismatch.leaf = None  # an input, not an output: no float64 output to measure it against
     return mismatch
+
+
+def _precision(run: CaseRun, index: int, mismatch) -> Precision | None:
+    """A numeric mismatch of an output, measured against the program in float64: precision or a wrong answer."""
+    if mismatch.code != Code.NUMERIC_MISMATCH or mismatch.leaf is None or run.random:
+        return None
+    oracle = float64_outputs(run.case, run.module, run.inputs[index])
+    if oracle is None:
+        return None
+    leaves = tree_leaves(oracle)
+    if mismatch.leaf >= len(leaves):
+        return None
+    return precision.judge(mismatch.expected, mismatch.actual, leaves[mismatch.leaf], run.case.rtol, run.case.atol)
 
 
 def split_mutations(outputs: Any, mutations: list | None) -> tuple[Any, list[tuple[int, Any]]]:

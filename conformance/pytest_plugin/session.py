@@ -132,8 +132,8 @@ class ConformanceSession:
         if groups:
             shown = groups[:ROOT_CAUSES_SHOWN]
             terminalreporter.write_line(f"\nlargest root-cause groups ({len(shown)} of {len(groups)}):")
-            rows = [[g.count, g.backend, g.code, g.op or "-", g.example.case, g.example.explanation[:110]] for g in shown]
-            for line in tabulate(rows, headers=["count", "backend", "code", "op", "example", "explanation"]).splitlines():
+            rows = [[g.count, g.backends_label(), g.code_label, g.op or "-", g.example.case, g.example.explanation[:110]] for g in shown]
+            for line in tabulate(rows, headers=["count", "backends", "code", "op", "example", "explanation"]).splitlines():
                 terminalreporter.write_line(line)
             if self.report_dir:
                 terminalreporter.write_line(f"every group: conformance triage {shlex.quote(self.report_dir)}")

@@ -62,8 +62,9 @@ def render(summary: dict) -> str:
 
     groups = summary["root_causes"]
     out += [f"## Root causes ({len(groups)} groups, largest first)", ""]
-    rows = [[g["count"], g["backend"], g["code"], g["op"] or "-", g["example"]["case"], g["example"]["explanation"][:200]] for g in groups[:ROOT_CAUSES_SHOWN]]
-    out += [tabulate(rows, headers=["count", "backend", "code", "op", "example", "explanation"], tablefmt="github"), ""]
+    rows = [[g["count"], _code_label(g), g["op"] or "-", g["tool"], _backends_label(g), g["example"]["case"],
+             g["example"]["explanation"][:200]] for g in groups[:ROOT_CAUSES_SHOWN]]
+    out += [tabulate(rows, headers=["count", "code", "op", "tool", "backends", "example", "explanation"], tablefmt="github"), ""]
     if len(groups) > ROOT_CAUSES_SHOWN:
         out += [f"... and {len(groups) - ROOT_CAUSES_SHOWN} smaller groups (all of them are in summary.json).", ""]
 
@@ -144,3 +145,11 @@ def compile_figures(backends: dict) -> list[str]:
         "shared among its cases), module size (.vmfb) of the cases compiled alone (models; op cases compile in batches).", "",
         tabulate(rows, headers=headers, tablefmt="github"), "",
     ]
+
+
+def _code_label(group: dict) -> str:
+    return f"{group['code']} ({group['kind']})" if group.get("kind") else group["code"]
+
+
+def _backends_label(group: dict) -> str:
+    return ", ".join(f"{name} {n}" for name, n in group["backends"].items())

@@ -21,7 +21,7 @@ from conformance.result import Result
 from conformance.taxonomy import Code, Stage, Status
 from conformance.toolchain.versions import toolchain_versions
 
-SCHEMA_VERSION = 2  # 2: op_coverage keyed by overload packet, one op list per case for every backend
+SCHEMA_VERSION = 3  # 2: op_coverage keyed by overload packet, one op list per case for every backend; 3: root causes across backends, by tool
 SCHEMA_PATH = Path(__file__).with_name("summary.schema.json")
 
 

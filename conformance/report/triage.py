@@ -1,39 +1,73 @@
-"""Root-cause groups: failures grouped by (backend, code, op), largest first.
+"""Root-cause groups: one group per bug, largest first.
 
-This is the list a backend team works down: one fix usually clears a
-whole group. A failure with no op of its own is grouped under the op its
-case tests when the case tests exactly one.
+This is the list a compiler team works down: one fix usually clears a
+whole group. A group is failures at one stage, with one code and op, in
+one tool (Backend.tool: torch-mlir's TOSA lowering, iree-compile with
+stablehlo input, ...), and for a numeric mismatch of one kind (precision
+or a wrong answer): so one bug is one group whichever backends share the
+tool that has it (tosa, tosa-ref and onnx-tosa share torch-mlir's TOSA
+lowering), and two bugs are never one group. A failure with no op of its
+own is grouped under the op its case tests when the case declares exactly
+one; a result from before tools were recorded is its backend's own tool.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
-from conformance.result import Result
+from conformance.result import NUMERIC, TOOL, Result
 
 
 @dataclass
 class Group:
-    backend: str
+    stage: str | None
     code: str
     op: str | None
-    cases: list[str]
-    example: Result
+    tool: str
+    kind: str | None  # a numeric mismatch's: "precision" or "wrong answer"; else None
+    members: list[Result]  # sorted by (case, backend)
 
     @property
     def count(self) -> int:
-        return len(self.cases)
+        return len(self.members)
+
+    @property
+    def example(self) -> Result:
+        return self.members[0]
+
+    @property
+    def cases(self) -> list[str]:
+        return sorted({r.case for r in self.members})
+
+    @property
+    def backends(self) -> dict[str, int]:
+        """Each backend with its count of the group's failures, the most first."""
+        counts = Counter(r.backend for r in self.members)
+        return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+    @property
+    def code_label(self) -> str:
+        """The code, with a numeric mismatch's kind: NUMERIC_MISMATCH (wrong answer)."""
+        return f"{self.code} ({self.kind})" if self.kind else self.code
+
+    def backends_label(self) -> str:
+        return ", ".join(f"{name} {n}" for name, n in self.backends.items())
 
     def to_dict(self) -> dict:
         return {
-            "backend": self.backend,
+            "stage": self.stage,
             "code": self.code,
+            "kind": self.kind,
             "op": self.op,
+            "tool": self.tool,
             "count": self.count,
-            "example": {"case": self.example.case, "stage": self.example.stage, "explanation": self.example.explanation},
+            "backends": self.backends,
+            "example": {"case": self.example.case, "backend": self.example.backend, "stage": self.example.stage,
+                        "explanation": self.example.explanation},
             "cases": self.cases,
+            "members": [[r.case, r.backend] for r in self.members],
         }
 
 
@@ -44,14 +78,26 @@ def blamed_op(result: Result, cases: dict[str, dict] | None) -> str | None:
     return ops[0] if len(ops) == 1 else None
 
 
+def numeric_kind(result: Result) -> str | None:
+    measured = result.extras.get(NUMERIC) if isinstance(result.extras, dict) else None
+    return measured.get("kind") if isinstance(measured, dict) else None
+
+
+def tool_of(result: Result) -> str:
+    tool = result.extras.get(TOOL) if isinstance(result.extras, dict) else None
+    return tool or result.backend
+
+
+def group_key(result: Result, cases: dict[str, dict] | None = None) -> tuple:
+    """(stage, code, op, tool, kind): what makes two failures one root cause."""
+    return (result.stage, result.code or "UNKNOWN", blamed_op(result, cases), tool_of(result), numeric_kind(result))
+
+
 def root_causes(results: Iterable[Result], cases: dict[str, dict] | None = None) -> list[Group]:
     grouped: dict[tuple, list[Result]] = defaultdict(list)
     for r in results:
         if r.failed:
-            grouped[(r.backend, r.code or "UNKNOWN", blamed_op(r, cases))].append(r)
-    groups = []
-    for (backend, code, op), members in grouped.items():
-        members.sort(key=lambda r: r.case)
-        groups.append(Group(backend, code, op, [r.case for r in members], members[0]))
-    groups.sort(key=lambda g: (-g.count, g.backend, g.code, g.op or ""))
+            grouped[group_key(r, cases)].append(r)
+    groups = [Group(*key, sorted(members, key=lambda r: (r.case, r.backend))) for key, members in grouped.items()]
+    groups.sort(key=lambda g: (-g.count, g.code, g.op or "", g.tool, g.stage or ""))
     return groups

@@ -118,6 +118,16 @@ class IreeBackend(TorchMlirBackend):
         other.description = f"{self.description}; here compiled for {chosen.label}"
         return other
 
+    def tool(self, stage: str) -> str:
+        if stage == "compile":
+            return f"iree-compile ({self.iree_input_type} input, {self.target.label})"
+        if stage == "run":
+            return f"IREE runtime ({self.target.label})"
+        if stage == "compare" and self.lowering is not None:
+            # A wrong answer is the lowering's or the compiler's: one path, whichever frontend fed it torch IR.
+            return f"torch-mlir {self.lowering.output_type} lowering + IREE ({self.target.label})"
+        return super().tool(stage)
+
     def flags(self) -> dict:
         # The input type and the target are independent: each backend's input type goes with any target.
         return {"iree_input_type": self.iree_input_type, "target": self.target.flags(), "generic": self.generic_form}

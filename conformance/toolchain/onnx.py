@@ -62,6 +62,8 @@ class OnnxFrontend(TorchMlirBackend):
     stages = ("export", "import", "onnx2torch", "contract", "lower", "run")
     formats = ("torch", "onnx")
     frontend_description = "ONNX (torch.onnx.export, or the case's model) -> torch-mlir"
+    frontend_tools = {"export": "torch.onnx exporter", "import": "torch-mlir ONNX importer",
+                      "onnx2torch": "torch-mlir ONNX-to-torch conversion", "contract": "torch-mlir backend contract"}
 
     def not_applicable(self, case: Case) -> str | None:
         reason = super().not_applicable(case)

@@ -87,6 +87,16 @@ class TorchMlirBackend(Backend):
     def backend_legal_ops(self) -> tuple[str, ...]:
         return self.lowering.backend_legal_ops if self.lowering else ()
 
+    # The tools of the shared frontend, by stage: their failures are one root cause across backends.
+    frontend_tools = {"export": "torch.export", "import": "torch-mlir FX importer", "contract": "torch-mlir backend contract"}
+
+    def tool(self, stage: str) -> str:
+        if stage in self.frontend_tools:
+            return self.frontend_tools[stage]
+        if stage == "lower" and self.lowering is not None:
+            return f"torch-mlir {self.lowering.output_type} lowering"
+        return super().tool(stage)
+
     # -- shared frontend ------------------------------------------------------
 
     @shared("torch.export")

@@ -96,6 +96,15 @@ class TosaReferenceBackend(TorchMlirBackend):
         tosa_constants(lowered)
         return lowered
 
+    def tool(self, stage: str) -> str:
+        if stage == "compile":
+            return "tosa-opt (validate, serialize)"
+        if stage == "run":
+            return "TOSA reference model"
+        if stage == "compare":
+            return "torch-mlir TOSA lowering + TOSA reference model"
+        return super().tool(stage)
+
     def cache_input(self, lowered, case_run: CaseRun) -> Path:
         # tosa-tools' MLIR is a third build: the lowering crosses to it in the form it crosses to IREE in.
         return write_ir_once(lowered, case_run, "model.mlir", generic=self.lowering.generic_form)

@@ -59,7 +59,7 @@ def root_causes(report: Report) -> Part:
         return Part("<p>No failures.</p>")
     biggest = max(g["count"] for g in groups)
     columns = [
-        Column("#", "n"), Column("count", "n"), Column("backend"), Column("code"), Column("op", "op"),
+        Column("#", "n"), Column("count", "n"), Column("code"), Column("op", "op"), Column("tool"), Column("backends"),
         Column("example", "case"), Column("explanation", "expl"), Column("cases"),
     ]
     rows = []
@@ -71,15 +71,18 @@ def root_causes(report: Report) -> Part:
             f'<div class="caselist">{" ".join(esc(c) for c in cases)}</div></details>'
         )
         bar = f'<span class="cbar" style="width:{max(2, round(60 * g["count"] / biggest))}px"></span>'
+        kind = f'<div class="muted">{esc(g["kind"])}</div>' if g.get("kind") else ""
+        backends = "<br>".join(f"{report.backend_name(name)} {count:,}" for name, count in (g.get("backends") or {}).items())
         rows.append(("", [
-            str(n), Cell(f"{bar}{g['count']:,}", sort=g["count"]), report.backend_name(g["backend"]), report.code_chip(g["code"]),
-            esc(g.get("op") or "–"),
-            f'<a href="{esc(cell_anchor(ex.get("case", ""), g["backend"]))}">{esc(ex.get("case"))}</a>'
-            f'<div class="muted">stage {esc(ex.get("stage") or "?")}</div>',
+            str(n), Cell(f"{bar}{g['count']:,}", sort=g["count"]), report.code_chip(g["code"]) + kind,
+            esc(g.get("op") or "–"), esc(g.get("tool") or "–"), backends,
+            f'<a href="{esc(cell_anchor(ex.get("case", ""), ex.get("backend", "")))}">{esc(ex.get("case"))}</a>'
+            f'<div class="muted">{esc(ex.get("backend") or "")}, stage {esc(ex.get("stage") or "?")}</div>',
             esc(clip(ex.get("explanation"), EXPLANATION_SHOWN)), listing,
         ]))
     total = sum(g["count"] for g in groups)
     return Part(
         table("root-cause-table", columns, rows, stack=True) + more(ROOT_CAUSES_SHOWN, len(groups), "smaller groups (all of them are in summary.json)"),
-        f"{len(groups):,} groups of {total:,} failures by (backend, code, op), largest first: one fix usually clears a whole group",
+        f"{len(groups):,} groups of {total:,} failures by (stage, code, op, the tool that failed), across the backends sharing "
+        "the tool, largest first: one fix usually clears a whole group",
     )
