@@ -136,3 +136,27 @@ def test_the_file_is_sorted_and_round_trips(tmp_path):
     assert loaded.entries == xfails.entries
     report = update(loaded, [Result("a.case", "b", "pass")], known_cases={"a.case"})
     assert report.removed == ["a.case"] and report.stale == ["z.case"]
+
+
+def test_a_cpu_dependent_entry_fails_as_pinned_on_its_cpu_passes_on_another_and_survives_updates(tmp_path):
+    """to.f32_to_u8 on linalg: 127 for 253 compiled for x86-64-v3, right for x86-64-v4. Neither run is red,
+    and the evidence written by hand survives a rewrite from either."""
+    from conformance.result import Result
+    from conformance.taxonomy import Verdict
+    from conformance.xfail.judge import verdict
+    from conformance.xfail.update import update
+
+    evidence = "x86-64-v4 (AVX-512) gives 253, x86-64-v3 127: fptosi to i8 of a u8 value is poison"
+    entry = Entry("NUMERIC_MISMATCH", "expected 253, got 127", "compare", "aten.to.dtype", cpu_dependent=evidence)
+    xfails = XfailSet("linalg", tmp_path / "linalg.toml", {"to.f32_to_u8": entry})
+    xfails.save()
+    assert f'cpu_dependent = "{evidence}"' in (tmp_path / "linalg.toml").read_text()
+    loaded = XfailSet.load(tmp_path, "linalg")
+    failing = Result("to.f32_to_u8", "linalg", "fail", stage="compare", code="NUMERIC_MISMATCH", op="aten.to.dtype", explanation="got 127")
+    passing = Result("to.f32_to_u8", "linalg", "pass")
+    assert verdict(failing, loaded.get("to.f32_to_u8")) == Verdict.XFAIL
+    assert verdict(passing, loaded.get("to.f32_to_u8")) == Verdict.PASS  # not XPASS: another CPU's right answer
+    assert verdict(passing, Entry("NUMERIC_MISMATCH")) == Verdict.XPASS  # a plain entry still goes stale
+    for run in ([passing], [failing]):
+        update(loaded, run, {"to.f32_to_u8"})
+        assert loaded.get("to.f32_to_u8").cpu_dependent == evidence

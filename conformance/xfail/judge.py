@@ -16,7 +16,8 @@ def verdict(result: Result, entry: Entry | None) -> Verdict:
     A failure matches its entry when code and op agree: the explanation
     carries numbers (errors, sizes) that may move without the cause moving.
     A pair whose attempts disagreed is FLAKY whatever its entry says; a pass
-    whose entry is marked flaky (it fails only sometimes) is a PASS.
+    whose entry is marked flaky (it fails only sometimes) or CPU-dependent
+    (it passes compiled for another CPU) is a PASS.
     A COMPILED pair stays COMPILED unless its entry expects a failure it
     has got past (at compile or before): that entry is stale, XPASS.
     """
@@ -27,7 +28,7 @@ def verdict(result: Result, entry: Entry | None) -> Verdict:
     if result.status == Status.COMPILED:
         return Verdict.XPASS if entry and not expects_run(entry) else Verdict.COMPILED
     if result.status == Status.PASS:
-        return Verdict.XPASS if entry and not entry.flaky else Verdict.PASS
+        return Verdict.XPASS if entry and not entry.may_pass else Verdict.PASS
     if entry is None:
         return Verdict.FAIL
     if _expects(entry, result.code, result.op):

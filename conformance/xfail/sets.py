@@ -7,10 +7,14 @@
     explanation = "torch-mlir cannot lower aten.cumsum to tosa ..."
     note = "https://github.com/llvm/torch-mlir/issues/NNNN"
 
-`stage`, `code`, `op` and `explanation` are generated; `note` and `flaky`
-belong to humans and survive every rewrite. `flaky = true` says the pair
-fails only sometimes (pytest's non-strict xfail): a pass is then no XPASS,
-and an update keeps the entry. Entries are sorted by case id so a
+`stage`, `code`, `op` and `explanation` are generated; `note`, `flaky` and
+`cpu_dependent` belong to humans and survive every rewrite. `flaky = true`
+says the pair fails only sometimes (pytest's non-strict xfail): a pass is
+then no XPASS, and an update keeps the entry. `cpu_dependent = "..."` says,
+with the evidence, that the verdict follows the CPU the code is compiled
+for (it fails for the default CPU the entry was written on and passes for
+another): a pass compiled for that other CPU is no XPASS either, and the
+entry is never written as a plain failure. Entries are sorted by case id so a
 rewrite diffs cleanly.
 """
 
@@ -31,7 +35,7 @@ HEADER = """\
 # (or `pytest --backend={backend} --update-xfails`); `note` is yours and is kept.
 """
 
-FIELDS = ("stage", "code", "op", "explanation", "note", "flaky")
+FIELDS = ("stage", "code", "op", "explanation", "note", "flaky", "cpu_dependent")
 
 
 class XfailError(Exception):
@@ -46,6 +50,12 @@ class Entry:
     op: str | None = None
     note: str | None = None
     flaky: bool = False  # fails only sometimes: a pass is not an XPASS
+    cpu_dependent: str | None = None  # the evidence that the verdict follows the CPU compiled for: a pass is not an XPASS
+
+    @property
+    def may_pass(self) -> bool:
+        """A pass of this pair is no XPASS, and does not drop the entry: it is flaky or CPU-dependent."""
+        return self.flaky or bool(self.cpu_dependent)
 
     def to_toml(self) -> dict:
         return {k: v for k in FIELDS if (v := getattr(self, k)) not in (None, "", False)}
@@ -115,4 +125,5 @@ def _entry(path: Path, text: str, case_id: str, table: object) -> Entry:
         op=table.get("op"),
         note=table.get("note"),
         flaky=table.get("flaky", False),
+        cpu_dependent=table.get("cpu_dependent"),
     )

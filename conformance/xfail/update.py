@@ -2,8 +2,8 @@
 
 Only cases the run actually ran are touched, so a `-k` subset run leaves the
 rest of the file alone. Failures are added or updated (keeping notes),
-passes and skips are dropped (except of an entry marked flaky: it fails
-only sometimes), and entries whose case no longer exists in the
+passes and skips are dropped (except of an entry marked flaky, which fails
+only sometimes, or CPU-dependent, which passes compiled for another CPU), and entries whose case no longer exists in the
 registry are reported as stale (and dropped only when asked). A FLAKY pair
 (its runs disagreed) gives no verdict to pin: it is never added, and an entry
 it has is kept exactly as it was. A case compiled and not run (no device)
@@ -60,13 +60,14 @@ def update(xfails: XfailSet, run: Iterable[Result], known_cases: set[str] | None
                 op=result.op,
                 note=old.note if old else None,
                 flaky=old.flaky if old else False,
+                cpu_dependent=old.cpu_dependent if old else None,
             )
             if old is None:
                 report.added.append(result.case)
             elif (old.code, old.op, old.stage, old.explanation) != (new.code, new.op, new.stage, new.explanation):
                 report.changed.append(result.case)
             xfails.entries[result.case] = new
-        elif old is not None and not old.flaky and not (result.status == Status.COMPILED and expects_run(old)):
+        elif old is not None and not old.may_pass and not (result.status == Status.COMPILED and expects_run(old)):
             del xfails.entries[result.case]
             report.removed.append(result.case)
     if known_cases is not None:
