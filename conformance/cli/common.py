@@ -56,3 +56,16 @@ def select_cases(args: argparse.Namespace, settings, *, required: bool = False):
 def fail(message: str) -> None:
     print(f"conformance: error: {message}", file=sys.stderr)
     raise SystemExit(2)
+
+
+def duration(text: str) -> float:
+    """Seconds from `90`, `90s`, `30m` or `1h` (a time budget); more than 0."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    number, unit = (text[:-1], text[-1]) if text and text[-1] in units else (text, "s")
+    try:
+        seconds = float(number) * units[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 90s, 30m, 1h)") from None
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a duration must be more than 0")
+    return seconds
