@@ -98,7 +98,7 @@ class Campaign:
             explored = time.monotonic() - started
             groups = self._groups()
             self.log(f"{len(self.seen)} programs run in {explored:.0f} s; {len(groups)} root-cause groups")
-            found = [self._shrink(runner, g) for g in groups]
+            found = _merged([self._shrink(runner, g) for g in groups])
         self._write_and_confirm(found)
         record = self._record(found, explored, time.monotonic() - started)
         (plan.output / RECORD).write_text(json.dumps(record, indent=1))
@@ -151,7 +151,8 @@ class Campaign:
         members = [by_id[c] for c in group.cases]
         smallest = min(members, key=lambda s: (s.program.size(), s.place))
         wanted = smallest.results[group.backend]
-        found = {"group": group, "wanted": wanted, "smallest": smallest, "program": smallest.program, "shrunk": None}
+        found = {"group": group, "wanted": wanted, "smallest": smallest, "program": smallest.program, "shrunk": None,
+                 "count": group.count, "op": group.op or _only_op(smallest.program)}
         if self.plan.shrink_runs <= 0:
             return found
         verdicts: dict[str, bool] = {smallest.program.key(): True}
@@ -178,6 +179,7 @@ class Campaign:
         polished = reduce(found["program"], wanted, lambda batch: [r[0] for r in runner.run(batch, [group.backend])],
                           seconds=max(left_s, 0.0), runs=max(self.plan.shrink_runs - runs[0], 0))
         found["program"] = polished.program
+        found["op"] = group.op or _only_op(polished.program)
         found["shrink"] = {"hypothesis_runs": runs[0], "met": shrunk is not None, "reduce_runs": polished.runs,
                            "reduce_steps": polished.kept, "seconds": round(time.monotonic() - start, 1)}
         self.log(f"{group.backend} {signature(wanted)}: {smallest.program.describe()} -> {found['program'].describe()} "
@@ -197,7 +199,7 @@ class Campaign:
                 f"Found by `conformance fuzz --backend {' --backend '.join(plan.specs)} --seed {plan.seed}` "
                 f"(program {item['smallest'].place} of the search): {signature(wanted)} on {wanted.backend}.\n\n"
                 f"{wanted.explanation}\n\n"
-                f"Shrunk by Hypothesis from {item['smallest'].program.describe()}.\n"
+                f"Shrunk (by Hypothesis, then the reduction loop) from {item['smallest'].program.describe()}.\n"
                 f"Run it: pytest --backend={plan.specs[plan.names.index(wanted.backend)]} --cases {directory} -k {case_id}"
             )
             # The registry imports a case file as a module: no dots in its name.
@@ -219,10 +221,9 @@ class Campaign:
         pairs = {name: known.known_pairs(plan.xfail_dir, name) for name in plan.names} if plan.xfail_dir else {}
         groups = []
         for item in found:
-            group, wanted, program = item["group"], item["wanted"], item["program"]
-            op = group.op or (program.ops[0] if len(program.ops) == 1 else None)
+            group, wanted, program, op = item["group"], item["wanted"], item["program"], item["op"]
             groups.append({
-                "backend": group.backend, "code": group.code, "stage": wanted.stage, "op": op, "count": group.count,
+                "backend": group.backend, "code": group.code, "stage": wanted.stage, "op": op, "count": item["count"],
                 "known": known.shown_by(pairs.get(group.backend, set()), group.code, op) if pairs else None,
                 "explanation": wanted.explanation,
                 "smallest": {"id": item["smallest"].id, "place": item["smallest"].place, "program": item["smallest"].program.describe()},
@@ -259,3 +260,24 @@ class Campaign:
             "refused": [{"stage": st, "code": c, "op": o, "count": n} for (st, c, o), n in refused.most_common()],
             "reproduce": f"conformance fuzz {' '.join('--backend ' + s for s in plan.specs)} --seed {plan.seed} --programs {len(self.seen)}",
         }
+
+
+def _only_op(program: Program) -> str | None:
+    return program.ops[0] if len(program.ops) == 1 else None
+
+
+def _merged(found: list[dict]) -> list[dict]:
+    """Groups that name the same op once shrunk are one: a wrong number names no op, so the programs of several
+    ops made a group of their own until shrinking showed the op (the smallest program kept, the counts summed)."""
+    by_key: dict[tuple, dict] = {}
+    for item in found:
+        key = (item["group"].backend, item["group"].code, item["wanted"].stage, item["op"])
+        if item["op"] is None or key not in by_key:
+            by_key[key if item["op"] is not None else (*key, id(item))] = item
+            continue
+        kept = by_key[key]
+        count = kept["count"] + item["count"]
+        if item["program"].size() < kept["program"].size():
+            by_key[key] = kept = item
+        kept["count"] = count
+    return list(by_key.values())

@@ -344,13 +344,22 @@ def programs(config: Config, stats: Stats | None = None) -> st.SearchStrategy[Pr
     stats = stats if stats is not None else Stats()
 
     @st.composite
+    def one_step(draw, builder: Builder) -> None:
+        # A step's choices are one span of the choice sequence, so the shrinker can delete a whole op.
+        builder.draw = draw
+        builder.step(draw(st.sampled_from(config.ops)))
+
+    @st.composite
     def draw_program(draw) -> Program:
         builder = Builder(draw, config)
-        wanted = draw(st.integers(config.min_ops, config.max_ops))
         attempts = 0
-        while len(builder.calls) < wanted and attempts < 4 * wanted:
+        while len(builder.calls) < config.max_ops and attempts < 4 * config.max_ops:
+            # Past the minimum, one step in twenty is the last (as Hypothesis's lists decide "one more?"):
+            # shrinking turns that choice to 0, ending the program there.
+            if len(builder.calls) >= config.min_ops and draw(st.integers(0, 19)) == 0:
+                break
             attempts += 1
-            builder.step(draw(st.sampled_from(config.ops)))
+            draw(one_step(builder))
         if len(builder.calls) < config.min_ops:
             stats.rejected["too few ops fit"] += 1
             reject()

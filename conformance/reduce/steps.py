@@ -4,7 +4,7 @@
                activations), at every granularity from halves to single calls (ddmin's chunks)
     structure  one value returned (the calls after it gone); a call bypassed (its users take its operand of the same
                shape and dtype); static instead of dynamic dims
-    shapes     a dim of an input to 1 or halved (alone, and in every input where it lines up
+    shapes     a dim of an input to 1, halved or one less (alone, and in every input where it lines up
                for broadcasting), a size-1 dim dropped
     dtypes     an input one step narrower: float64 -> float32, int64 -> int32 -> int16 -> int8
     values     an input all zeros, all ones, small integers; exact inputs drawn again
@@ -86,7 +86,7 @@ def shapes(program: Program) -> list[Step]:
         for d, size in enumerate(spec.shape):
             if isinstance(size, str):
                 continue
-            for new in dict.fromkeys((1, size // 2)):
+            for new in dict.fromkeys((1, size // 2, size - 1)):
                 if 1 <= new < size:
                     steps.append(Step("shapes", f"input {i} dim {d}: {size} -> {new}", _resized(program, {i: {d: new}})))
                     aligned = _aligned(program, i, d, size, new)
