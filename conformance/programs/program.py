@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import runpy
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,6 +38,8 @@ from conformance.digests import values_digest
 #   ("exact",)              the tensors in Program.exact
 Values = tuple
 
+# An integer a call's template spells out (a dim, a size): not a placeholder {0}, not part of a name or a float.
+INTEGER = re.compile(r"(?<![\w.{])-?\d+(?![\w.}])")
 DESCRIBED_INPUTS = 4  # a one-line description names this many inputs (a model has hundreds: its weights)
 DESCRIBED_OPS = 8
 
@@ -81,11 +84,14 @@ class Program:
         return len(self.inputs) + len(self.calls)
 
     def size(self) -> tuple:
-        """How big it is, to keep the smallest: calls, then input elements, inputs, rank, and values' complexity."""
+        """How big it is, to keep the smallest: calls, then input elements, inputs, rank, dynamic dims,
+        values' plainness, dtype widths, and the integers the calls spell out (a dim 0 is simpler than a dim 2)."""
         elements = sum(_elements(i, self.symbols) for i in self.inputs)
         rank = sum(len(i.shape) for i in self.inputs)
         plain = sum(_value_rank(i.values) for i in self.inputs)
-        return (len(self.calls), elements, len(self.inputs), rank, len(self.symbols), plain, sum(_dtype_rank(i.dtype) for i in self.inputs))
+        integers = sum(abs(int(m.group())) for c in self.calls for m in INTEGER.finditer(c.template))
+        return (len(self.calls), elements, len(self.inputs), rank, len(self.symbols), plain,
+                sum(_dtype_rank(i.dtype) for i in self.inputs), integers)
 
     def key(self) -> str:
         """A digest of what it computes and on which values (its id and provenance left out)."""

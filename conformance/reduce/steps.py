@@ -6,6 +6,7 @@
                shape and dtype); static instead of dynamic dims
     shapes     a dim of an input to 1, halved or one less (alone, and in every input where it lines up
                for broadcasting), a size-1 dim dropped
+    attributes an integer a call spells out (a dim, a size) set to 0
     dtypes     an input one step narrower: float64 -> float32, int64 -> int32 -> int16 -> int8
     values     an input all zeros, all ones, small integers; exact inputs drawn again
 
@@ -21,12 +22,13 @@ from typing import Callable
 
 import torch
 
-from conformance.programs.program import Input, Program
+from conformance.programs.program import INTEGER, Input, Program
 from conformance.reduce import edit
 
 MAX_CHUNKS = 32  # the finest granularity at which a large program's calls are cut
 NARROWER = {"float64": "float32", "int64": "int32", "int32": "int16", "int16": "int8"}  # float32 stays: f16 is another world of numerics
 PLAIN_VALUES = (("full", 0), ("full", 1), ("ints", -2, 3))
+
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,19 @@ def shapes(program: Program) -> list[Step]:
     return steps
 
 
+def attributes(program: Program) -> list[Step]:
+    """An integer a call spells out (a dim, a size, a bound) set to 0: `cumsum(x, dim=1)` -> `dim=0`, so a size-1
+    dim it named can go next round. Program.size counts such integers last: 0 is the simplest."""
+    steps = []
+    for k, call in enumerate(program.calls):
+        for match in INTEGER.finditer(call.template):
+            if int(match.group()) != 0:
+                template = call.template[: match.start()] + "0" + call.template[match.end() :]
+                calls = program.calls[:k] + (replace(call, template=template),) + program.calls[k + 1 :]
+                steps.append(Step("attributes", f"call {k} ({call.op}): {match.group()} -> 0", replace(program, calls=calls)))
+    return steps
+
+
 def dtypes(program: Program) -> list[Step]:
     steps = []
     for i, spec in enumerate(program.inputs):
@@ -121,7 +136,7 @@ def values(program: Program) -> list[Step]:
 
 
 # Big cuts first: a model's graph halves in a round, where bypassing takes a round a call.
-KINDS: tuple[Callable[[Program], list[Step]], ...] = (ops, structure, shapes, dtypes, values)
+KINDS: tuple[Callable[[Program], list[Step]], ...] = (ops, structure, shapes, attributes, dtypes, values)
 
 
 # -- helpers ------------------------------------------------------------------------
