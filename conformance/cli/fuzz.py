@@ -46,6 +46,8 @@ def add_arguments(parser) -> None:
     shrinking = parser.add_argument_group("shrinking")
     shrinking.add_argument("--shrink-budget", type=duration, default=120.0, metavar="DURATION",
                            help="time to shrink each root-cause group's smallest program (default 2m)")
+    shrinking.add_argument("--shrink", choices=("all", "new"), default="all",
+                           help="shrink every group, or only those no shipped case shows (new, or naming no op yet)")
     shrinking.add_argument("--shrink-runs", type=ro.whole_number_from(0), default=150, metavar="N",
                            help="programs run to shrink each group, at most (default 150; 0: do not shrink)")
     ro.XFAIL_DIR.add_to(parser, help="the xfail sets a group is compared with: a (code, op) pair in its backend's set is known (default the project's)")
@@ -79,7 +81,7 @@ def run(args) -> int:
     output = Path(args.output_dir) / f"{safe_name('-'.join(names))}-seed{args.seed}"
     settings = ro.settings_from(args, specs, args.backend_options)
     plan = Plan(specs, names, config, args.seed, output, settings, budget=budget, max_programs=args.programs,
-                batch=args.batch, shrink_seconds=args.shrink_budget, shrink_runs=args.shrink_runs,
+                batch=args.batch, shrink_seconds=args.shrink_budget, shrink_runs=args.shrink_runs, shrink_known=args.shrink == "all",
                 xfail_dir=Path(ro.xfail_sets_dir(args)))
 
     def log(line: str) -> None:

@@ -63,6 +63,7 @@ class Plan:
     batch: int = 32  # programs per job
     shrink_seconds: float = 120.0  # per group
     shrink_runs: int = 150  # per group: programs run while shrinking
+    shrink_known: bool = True  # False: a group a shipped case already shows keeps its smallest program as found
     xfail_dir: Path | None = DEFAULT_XFAIL_DIR
 
 
@@ -98,9 +99,10 @@ class Campaign:
             explored = time.monotonic() - started
             groups = self._groups()
             self.log(f"{len(self.seen)} programs run in {explored:.0f} s; {len(groups)} root-cause groups")
-            found = _merged([self._shrink(runner, g) for g in groups])
+            pairs = self._known_pairs()
+            found = _merged([self._shrink(runner, g, pairs) for g in groups])
         self._write_and_confirm(found)
-        record = self._record(found, explored, time.monotonic() - started)
+        record = self._record(found, pairs, explored, time.monotonic() - started)
         (plan.output / RECORD).write_text(json.dumps(record, indent=1))
         return record
 
@@ -146,7 +148,11 @@ class Campaign:
 
     # -- 3. shrink ----------------------------------------------------------------------
 
-    def _shrink(self, runner: Runner, group) -> dict:
+    def _known_pairs(self) -> dict[str, set]:
+        plan = self.plan
+        return {name: known.known_pairs(plan.xfail_dir, name) for name in plan.names} if plan.xfail_dir else {}
+
+    def _shrink(self, runner: Runner, group, pairs: dict[str, set]) -> dict:
         by_id = {s.id: s for s in self.seen}
         members = [by_id[c] for c in group.cases]
         smallest = min(members, key=lambda s: (s.program.size(), s.place))
@@ -154,6 +160,8 @@ class Campaign:
         found = {"group": group, "wanted": wanted, "smallest": smallest, "program": smallest.program, "shrunk": None,
                  "count": group.count, "op": group.op or _only_op(smallest.program)}
         if self.plan.shrink_runs <= 0:
+            return found
+        if not self.plan.shrink_known and pairs and known.shown_by(pairs.get(group.backend, set()), group.code, found["op"]):
             return found
         verdicts: dict[str, bool] = {smallest.program.key(): True}
         start, runs = time.monotonic(), [0]
@@ -216,9 +224,8 @@ class Campaign:
 
     # -- 5. the record --------------------------------------------------------------------
 
-    def _record(self, found: list[dict], explored: float, seconds: float) -> dict:
+    def _record(self, found: list[dict], pairs: dict[str, set], explored: float, seconds: float) -> dict:
         plan = self.plan
-        pairs = {name: known.known_pairs(plan.xfail_dir, name) for name in plan.names} if plan.xfail_dir else {}
         groups = []
         for item in found:
             group, wanted, program, op = item["group"], item["wanted"], item["program"], item["op"]

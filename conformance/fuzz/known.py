@@ -17,6 +17,9 @@ def known_pairs(xfail_dir: Path, backend: str) -> set[tuple[str, str | None]]:
     return {(e.code, e.op) for e in XfailSet.load(xfail_dir, backend).entries.values()}
 
 
-def shown_by(pairs: set[tuple[str, str | None]], code: str, op: str | None) -> bool:
-    """Known when a shipped case fails with this code on this op (a failure naming no op: with this code and no op)."""
+def shown_by(pairs: set[tuple[str, str | None]], code: str, op: str | None) -> bool | None:
+    """Known when a shipped case fails with this code on this op; None (cannot tell) for a failure that names
+    no op even once shrunk: a code alone says too little to call two failures one."""
+    if op is None:
+        return None
     return (code, op) in pairs
