@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from conformance import run_options as ro
-from conformance.cli.common import add_group, duration, fail, resolve_backends
+from conformance.cli.common import add_group, duration, one_backend, recorded_failure
 
 NAME = "reduce"
 HELP = "shrink a failing case while it fails the same way (stage, code, op); write the smallest as a case file and bundle"
@@ -44,19 +44,15 @@ def backend_specs(args) -> list[str]:
 def run(args) -> int:
     from conformance.reduce.reducer import ReduceError, reduce_case, resolve_case, workspace_for
 
-    specs = backend_specs(args)
-    if len(specs) != 1:
-        fail(f"--backend: reduce takes one backend, got {len(specs)} ({', '.join(specs)})")
-    [backend] = resolve_backends(specs)
-    settings = ro.settings_from(args, specs, args.backend_options)
+    spec, backend, settings = one_backend(args, "reduce")
 
     def log(line: str) -> None:
         print(f"conformance reduce: {line}", file=sys.stderr)
 
     try:
         case_id, settings = resolve_case(args.case, settings)
-        failure = _recorded_failure(args.results, case_id, backend.name) if args.results else None
-        record = reduce_case(case_id, specs[0], settings, workspace_for(Path(args.output_dir), case_id, backend.name),
+        failure = recorded_failure(args.results, case_id, backend.name) if args.results else None
+        record = reduce_case(case_id, spec, settings, workspace_for(Path(args.output_dir), case_id, backend.name),
                              failure=failure, seconds=args.budget, runs=args.runs, log=log)
     except ReduceError as e:
         print(f"conformance reduce: {e}", file=sys.stderr)
@@ -74,12 +70,3 @@ def run(args) -> int:
     if record.get("bundle"):
         print(f"  bundle: {record['bundle']}/reproduce.sh")
     return 0 if record["confirmed"] else 1
-
-
-def _recorded_failure(source: str, case: str, backend: str):
-    from conformance.nightly.store import latest, read_results
-
-    found = [r for r in latest(read_results(Path(source))) if r.key == (case, backend)]
-    if not found:
-        fail(f"--results {source}: no result for {case} on {backend}")
-    return found[0]
