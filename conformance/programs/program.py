@@ -24,7 +24,6 @@ import re
 import runpy
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -117,16 +116,6 @@ class Program:
             "symbols": [[name, list(sizes)] for name, sizes in self.symbols],
             "seed": self.seed, "rtol": self.rtol, "atol": self.atol, "export_mode": self.export_mode,
         }
-
-    @classmethod
-    def from_json(cls, data: dict) -> Program:
-        return cls(
-            inputs=tuple(Input(tuple(i["shape"]), i["dtype"], tuple(i["values"])) for i in data["inputs"]),
-            calls=tuple(Call(c["template"], tuple(c["operands"]), c["op"]) for c in data["calls"]),
-            outputs=tuple(data["outputs"]),
-            symbols=tuple((name, tuple(sizes)) for name, sizes in data["symbols"]),
-            seed=data["seed"], rtol=data["rtol"], atol=data["atol"], export_mode=data.get("export_mode"),
-        )
 
 
 def _elements(spec: Input, symbols) -> int:
