@@ -58,7 +58,7 @@ def test_planted_bugs_are_found_grouped_and_shrunk_to_the_op_and_its_smallest_sh
     Each is one root-cause group of several programs, shrunk to that op alone on one dim of exactly that size,
     written as a case file that fails the same way when run from the file, with its bundle."""
     proc = cli("fuzz", "--backend", f"{planted('CUMSUM_FAILS')},{planted('AMAX_OFF')}", "--ops", OPS, "--programs", "48",
-               "--seed", "0", "--shrink-runs", "100", "--output-dir", str(tmp_path), "--no-cache", "--json")
+               "--seed", "0", "--shrink-runs", "60", "--output-dir", str(tmp_path), "--no-cache", "--json")
     assert proc.returncode == 0, proc.stderr[-3000:]
     record = json.loads(proc.stdout)
     groups = {(g["backend"], g["code"]): g for g in record["groups"]}

@@ -105,7 +105,8 @@ class Program:
         more = len(self.inputs) - DESCRIBED_INPUTS
         inputs = ", ".join(shown) + (f" and {more} more" if more > 0 else "")
         ops = ", ".join(self.ops[:DESCRIBED_OPS]) + (", ..." if len(self.ops) > DESCRIBED_OPS else "")
-        return f"{len(self.calls)} ops ({ops or 'none'}) on {inputs or 'no input'}"
+        count = f"{len(self.calls)} op{'s' if len(self.calls) != 1 else ''}"
+        return f"{count} ({ops or 'none'}) on {inputs or 'no input'}"
 
     def to_json(self) -> dict:
         """Plain data (exact tensors left out)."""

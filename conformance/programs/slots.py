@@ -68,10 +68,10 @@ def slot_cases(directory: Path) -> list[Case]:
     return [
         Case(
             id=slot_id(plan["prefix"], index),
-            build=lambda index=index: _program(directory, index).build(),
+            build=lambda index=index: _case_in(directory, index).build(),
             inputs=(),
-            exact=Exact(lambda index=index: make_inputs(_program(directory, index), 0), "the program in the slot",
-                        dynamic=lambda index=index: _dynamic(_program(directory, index))),
+            exact=Exact(lambda index=index: make_inputs(_case_in(directory, index), 0), "the program in the slot",
+                        dynamic=lambda index=index: _dynamic(_case_in(directory, index))),
             rtol=plan["rtol"],
             atol=plan["atol"],
             export_mode=plan["export_mode"],
@@ -82,7 +82,8 @@ def slot_cases(directory: Path) -> list[Case]:
     ]
 
 
-def _program(directory: Path, index: int) -> Case:
+def _case_in(directory: Path, index: int) -> Case:
+    """The case the slot's file declares now (read afresh: the parent rewrites it between jobs)."""
     return programs.load(slot_file(directory, index))
 
 
