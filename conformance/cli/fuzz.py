@@ -39,7 +39,7 @@ def add_arguments(parser) -> None:
                           help="the dtypes inputs and results may have (default float32,int32,int64,bool)")
     programs.add_argument("--min-ops", type=ro.whole_number_from(1), default=2, metavar="N", help="ops per program, at least (default 2)")
     programs.add_argument("--max-ops", type=ro.whole_number_from(1), default=20, metavar="N", help="ops per program, at most (default 20)")
-    programs.add_argument("--no-dynamic", action="store_true", help="static shapes only (by default a quarter of the programs have a dynamic dim)")
+    programs.add_argument("--no-dynamic", action="store_true", help="static shapes only (by default about a fifth of the programs have a dynamic dim)")
     programs.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance against eager (default 1e-4)")
     programs.add_argument("--atol", type=float, default=1e-4, help="absolute tolerance against eager (default 1e-4)")
     programs.add_argument("--batch", type=ro.whole_number_from(1), default=32, metavar="N", help="programs run per job (default 32)")

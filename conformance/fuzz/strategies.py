@@ -100,7 +100,7 @@ class Builder:
         self.config = config
         self.seed = draw(st.integers(0, 2**16 - 1))
         self.symbol: tuple[int, ...] | None = None
-        if config.dynamic and draw(st.integers(0, 3)) == 3:  # a quarter of the programs are dynamic
+        if config.dynamic and draw(st.integers(0, 3)) == 3:  # a quarter try (a 0-d first input makes one static): ~a fifth
             first = draw(st.integers(2, max(2, config.max_dim)))
             self.symbol = (first, first + draw(st.integers(1, 3)))
         self.inputs: list[Input] = []
