@@ -72,7 +72,8 @@ def static(program: Program) -> Program:
 
 
 def cut(program: Program, calls: set[int], found: list[Any]) -> Program | None:
-    """The chosen calls' results become inputs (exact: eager's values there); None if one is not a tensor.
+    """The chosen calls' results become inputs (exact: eager's values there), those returned dropped from the
+    outputs; None if one is not a tensor, or nothing would be returned.
 
     `found` is values(program, ...) of the static program's first input set.
     """
@@ -89,7 +90,11 @@ def cut(program: Program, calls: set[int], found: list[Any]) -> Program | None:
     for new, k in enumerate(kept):
         number[n + k] = len(inputs) + new
     new_calls = tuple(replace(program.calls[k], operands=tuple(number[o] for o in program.calls[k].operands)) for k in kept)
-    shaped = replace(program, calls=new_calls, outputs=tuple(number[o] for o in program.outputs))
+    # A cut call's result returned would be an input returned as it is: it goes with the call.
+    outputs = tuple(number[o] for o in program.outputs if o - n not in calls)
+    if not outputs:
+        return None
+    shaped = replace(program, calls=new_calls, outputs=outputs)
     return prune(with_exact(replace(shaped, inputs=tuple(Input(()) for _ in inputs)), inputs))
 
 
