@@ -150,7 +150,10 @@ class Campaign:
 
     def _known_pairs(self) -> dict[str, set]:
         plan = self.plan
-        return {name: known.known_pairs(plan.xfail_dir, name) for name in plan.names} if plan.xfail_dir else {}
+        if not plan.xfail_dir:
+            return {}
+        ops = known.case_ops()
+        return {name: known.known_pairs(plan.xfail_dir, name, ops) for name in plan.names}
 
     def _shrink(self, runner: Runner, group, pairs: dict[str, set]) -> dict:
         by_id = {s.id: s for s in self.seen}
