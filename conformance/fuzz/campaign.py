@@ -191,7 +191,8 @@ class Campaign:
                           seconds=max(left_s, 0.0), runs=max(self.plan.shrink_runs - runs[0], 0))
         found["program"] = polished.program
         found["op"] = group.op or _only_op(polished.program)
-        found["shrink"] = {"hypothesis_runs": runs[0], "met": shrunk is not None, "reduce_runs": polished.runs,
+        found["shrink"] = {"hypothesis_runs": runs[0], "met": shrunk is not None,
+                           "after_hypothesis": shrunk.describe() if shrunk is not None else None, "reduce_runs": polished.runs,
                            "reduce_steps": polished.kept, "seconds": round(time.monotonic() - start, 1)}
         self.log(f"{group.backend} {signature(wanted)}: {smallest.program.describe()} -> {found['program'].describe()} "
                  f"({runs[0]} + {polished.runs} runs)")
