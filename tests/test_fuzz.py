@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from conformance.cases.inputs import make_inputs
-from conformance.fuzz import ops, search
+from conformance.fuzz import known, ops, search
 from conformance.fuzz.strategies import Config, Stats
 from conformance.programs import eager
 from conformance.programs import program as programs
@@ -189,3 +189,16 @@ def test_a_program_case_file_declares_its_inputs_as_the_project_does(tmp_path):
 def test_a_bad_config_is_a_clear_error(bad):
     with pytest.raises(ValueError):
         Config(**bad)
+
+
+def test_a_group_is_known_when_a_shipped_case_fails_with_its_code_on_its_op(tmp_path):
+    """An xfail entry that names no op (a wrong number) blames the op its case tests, as triage groups it."""
+    (tmp_path / "b.toml").write_text(
+        '[remainder]\ncode = "NUMERIC_MISMATCH"\n\n["opinfo.cumsum.0.ab12"]\ncode = "NUMERIC_MISMATCH"\n\n'
+        '["t.one"]\ncode = "UNSUPPORTED_OP"\nop = "aten.amax"\n'
+    )
+    pairs = known.known_pairs(tmp_path, "b", {"remainder": ("aten.remainder",)})
+    assert known.shown_by(pairs, "NUMERIC_MISMATCH", "aten.remainder") is True
+    assert known.shown_by(pairs, "NUMERIC_MISMATCH", "aten.cumsum") is True  # from the OpInfo sample's id
+    assert known.shown_by(pairs, "UNSUPPORTED_OP", "aten.amin") is False
+    assert known.shown_by(pairs, "NUMERIC_MISMATCH", None) is None  # a code alone: cannot tell
