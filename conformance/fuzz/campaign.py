@@ -121,11 +121,11 @@ class Campaign:
             if program.key() not in self.keys:
                 self.keys.add(program.key())
                 pending.append((place, program))
-            if len(pending) >= plan.batch or over():
+            if pending and (len(pending) >= plan.batch or over()):
                 self._round(runner, pending)
                 pending.clear()
-                if over():
-                    raise search.Spent
+            if over():
+                raise search.Spent
 
         search.generate(plan.config, plan.seed, visit, self.stats)
         if pending:
