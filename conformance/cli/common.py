@@ -56,3 +56,37 @@ def select_cases(args: argparse.Namespace, settings, *, required: bool = False):
 def fail(message: str) -> None:
     print(f"conformance: error: {message}", file=sys.stderr)
     raise SystemExit(2)
+
+
+def duration(text: str) -> float:
+    """Seconds from `90`, `90s`, `30m` or `1h` (a time budget); more than 0."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    number, unit = (text[:-1], text[-1]) if text and text[-1] in units else (text, "s")
+    try:
+        seconds = float(number) * units[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 90s, 30m, 1h)") from None
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a duration must be more than 0")
+    return seconds
+
+
+def one_backend(args: argparse.Namespace, command: str):
+    """(its spec, the Backend, the run's Settings) for a command that works on one backend (localize, reduce)."""
+    specs = run_options.parse_backends(args.backend)
+    if len(specs) != 1:
+        fail(f"--backend: {command} takes one backend, got {len(specs)} ({', '.join(specs)})")
+    [backend] = resolve_backends(specs)
+    return specs[0], backend, run_options.settings_from(args, specs, args.backend_options)
+
+
+def recorded_failure(source: str, case: str, backend: str):
+    """The Result of `case` on `backend` in a report (--results), or a usage error naming what is missing."""
+    from pathlib import Path
+
+    from conformance.nightly.store import latest, read_results
+
+    found = [r for r in latest(read_results(Path(source))) if r.key == (case, backend)]
+    if not found:
+        fail(f"--results {source}: no result for {case} on {backend}")
+    return found[0]

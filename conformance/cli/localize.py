@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from conformance import run_options as ro
-from conformance.cli.common import add_group, fail, resolve_backends
+from conformance.cli.common import add_group, one_backend, recorded_failure
 
 NAME = "localize"
 HELP = "find the op that makes a model case fail on a backend (binary search over its exported graph)"
@@ -45,19 +45,15 @@ def run(args) -> int:
     from conformance.localize.localizer import LocalizeError, localize, workspace_for
     from conformance.localize.record import summary
 
-    specs = backend_specs(args)
-    if len(specs) != 1:
-        fail(f"--backend: localize takes one backend, got {len(specs)} ({', '.join(specs)})")
-    [backend] = resolve_backends(specs)
-    settings = ro.settings_from(args, specs, args.backend_options)
-    failure = _recorded_failure(args.results, args.case, backend.name) if args.results else None
+    spec, backend, settings = one_backend(args, "localize")
+    failure = recorded_failure(args.results, args.case, backend.name) if args.results else None
 
     def log(line: str) -> None:
         print(f"conformance localize: {line}", file=sys.stderr)
 
     workspace = workspace_for(Path(args.output_dir), args.case, backend.name)
     try:
-        record = localize(args.case, specs[0], settings, workspace, failure=failure, log=log)
+        record = localize(args.case, spec, settings, workspace, failure=failure, log=log)
     except LocalizeError as e:
         print(f"conformance localize: {e}", file=sys.stderr)
         return 1
@@ -72,12 +68,3 @@ def run(args) -> int:
             print(f"  bundle: {record['bundle']}/reproduce.sh")
         print(f"  record: {record['workspace']}/localized.json")
     return 0
-
-
-def _recorded_failure(source: str, case: str, backend: str):
-    from conformance.nightly.store import latest, read_results
-
-    found = [r for r in latest(read_results(Path(source))) if r.key == (case, backend)]
-    if not found:
-        fail(f"--results {source}: no result for {case} on {backend}")
-    return found[0]

@@ -17,7 +17,7 @@ import sys
 from conformance import run_options
 from conformance.cli.common import Parser, fail, resolve_backends
 
-COMMANDS = ["list_cases", "nightly", "localize", "merge", "triage", "xfail", "custom_audit"]
+COMMANDS = ["list_cases", "nightly", "localize", "reduce", "fuzz", "merge", "triage", "xfail", "custom_audit"]
 
 
 def build_parser() -> argparse.ArgumentParser:
