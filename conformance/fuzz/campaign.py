@@ -144,7 +144,10 @@ class Campaign:
 
     def _groups(self):
         results = [r for s in self.seen for r in s.results.values() if not invalid(r)]
-        return root_causes(results, {s.id: {"ops": list(s.program.ops)} for s in self.seen})
+        ops = {s.id: {"ops": list(s.program.ops)} for s in self.seen}
+        # Shrinking runs on one backend: each backend's failures are grouped apart (a tool shared by
+        # several would otherwise make one group of them).
+        return [g for name in self.plan.names for g in root_causes([r for r in results if r.backend == name], ops)]
 
     # -- 3. shrink ----------------------------------------------------------------------
 

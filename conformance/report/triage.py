@@ -48,6 +48,14 @@ class Group:
         return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
     @property
+    def backend(self) -> str:
+        """The group's one backend; a group of a tool several backends share has none (ValueError)."""
+        names = list(self.backends)
+        if len(names) != 1:
+            raise ValueError(f"a group across {len(names)} backends ({', '.join(names)}) has no one backend")
+        return names[0]
+
+    @property
     def code_label(self) -> str:
         """The code, with a numeric mismatch's kind: NUMERIC_MISMATCH (wrong answer)."""
         return f"{self.code} ({self.kind})" if self.kind else self.code
