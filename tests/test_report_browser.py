@@ -119,6 +119,7 @@ def open_cell(browser, report: Path, case: str, backend: str, width: int):
     page = browser.open(f"{report.as_uri()}#cell={case}|{backend}", width, height=900, mobile=width < 700)
     page.wait_for("!document.getElementById('panel').hidden")
     assert page.evaluate("document.getElementById('panel').dataset.case") == case
+    page.wait_for("document.getElementById('panel').dataset.loaded === '1'")  # its details, inflated on demand
     return page
 
 
