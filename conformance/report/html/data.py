@@ -36,6 +36,7 @@ from conformance.report.html.format import clip as clip_end
 from conformance.report.html.matrix import NOT_RUN, look
 from conformance.report.html.style import ordered_stages
 from conformance.report.reproduce import pytest_command
+from conformance.result import Result
 from conformance.taxonomy import Status, Verdict
 
 EXPLANATION_EMBEDDED = 4000  # characters of an explanation kept in the blob
@@ -104,23 +105,22 @@ class Table:
         return i
 
 
-def _record(strings: Table, fields: dict, inline: bool = False) -> dict:
-    """Fields under their keys, empty ones left out; strings as table indexes (inline: as they are)."""
+def _record(strings: Table, fields: dict) -> dict:
+    """Fields under their keys, empty ones left out, strings as table indexes."""
     out = {}
     for name, value in fields.items():
         if value is None or value == "" or value == []:
             continue
-        if not inline and name in STRING_FIELDS:
+        if name in STRING_FIELDS:
             value = strings(value)
-        elif not inline and isinstance(value, list) and isinstance(value[0], str):
+        elif isinstance(value, list) and isinstance(value[0], str):
             value = [strings(v) for v in value]
         out[KEYS[name]] = value
     return out
 
 
-def _cell(report: Report, strings: Table, looks: Table, case: str, backend: str) -> dict:
+def _cell(report: Report, strings: Table, looks: Table, r: Result | None, case: str, backend: str) -> dict:
     """The blob's record of a cell: how it looks, and what a tooltip and the filters read."""
-    r = report.results.get((case, backend))
     shown = look(report, r, report.changed.get((case, backend)))
     fields: dict = {"look": looks(shown)}
     if r is None:
@@ -135,39 +135,39 @@ def _cell(report: Report, strings: Table, looks: Table, case: str, backend: str)
     change = report.changed.get((case, backend))
     if change:
         fields["change"], fields["was"] = change
-    past = report.history.pairs.get((case, backend)) if report.history else None
+    past = report.past((case, backend))
     if past:
-        fields["history"] = past.outcomes
-        fields["failing_since"] = past.failing_since()
-        fields["flips"] = past.flips() or None
+        fields["history"], fields["failing_since"], fields["flips"] = past
+        fields["flips"] = fields["flips"] or None
     return _record(strings, fields)
 
 
-def _details(report: Report, case: str, backend: str, stage_pos: dict[str, int]) -> dict:
+def _details(report: Report, r: Result, stage_pos: dict[str, int]) -> dict:
     """A cell's fields the details panel decodes when it opens (strings inline: the chunk is compressed)."""
-    r = report.results.get((case, backend))
-    if r is None:
-        return {}
-    fields: dict = {}
+    out: dict = {}
     if r.failed or r.status == Status.FLAKY:
-        fields["details"] = _head(r.details, DETAILS_EMBEDDED) if r.details else None
-        fields["reproduce"] = pytest_command(case, backend, report.settings, xfailed=r.verdict == Verdict.XFAIL)
-        fields["bundle"] = f"{r.artifacts.rstrip('/')}/reproduce.sh" if r.artifacts else None
+        if r.details:
+            out[KEYS["details"]] = _head(r.details, DETAILS_EMBEDDED)
+        out[KEYS["reproduce"]] = pytest_command(r.case, r.backend, report.settings, xfailed=r.verdict == Verdict.XFAIL)
+        if r.artifacts:
+            out[KEYS["bundle"]] = f"{r.artifacts.rstrip('/')}/reproduce.sh"
     if r.timings:
         t = [0] * len(stage_pos)
         for s, secs in r.timings.items():
             t[stage_pos[s]] = round(secs, 2)  # 10 ms is precise enough to see where time goes
         while t and not t[-1]:
             t.pop()
-        fields["timings"] = t
+        if t:
+            out[KEYS["timings"]] = t
     localized = localization(r)
     if localized:
-        fields["localized"] = summary(localized)
-        fields["localized_case"] = localized.get("case_file")
+        out[KEYS["localized"]] = summary(localized)
+        if localized.get("case_file"):
+            out[KEYS["localized_case"]] = localized["case_file"]
     aten = r.extras.get("aten_ops") if isinstance(r.extras, dict) else None
-    if aten and list(aten) != list(report.cases.get(case, {}).get("ops") or []):
-        fields["exported_ops"] = list(aten)
-    return _record(Table(), fields, inline=True)
+    if aten and list(aten) != list(report.cases.get(r.case, {}).get("ops") or []):
+        out[KEYS["exported_ops"]] = list(aten)
+    return out
 
 
 def _blamed(report: Report, case: str) -> list[list]:
@@ -196,9 +196,10 @@ class PageData:
                    "tags": list(info.get("tags") or []), "blamed": _blamed(report, case)}
             rows.append(_record(strings, row) | {KEYS["case"]: case})
             for backend in report.backends:
-                record = _cell(report, strings, looks, case, backend)
+                r = report.results.get((case, backend))
+                record = _cell(report, strings, looks, r, case, backend)
                 cells.append(records(record, tuple(record.items())))
-                details.append(_details(report, case, backend, stage_pos))
+                details.append(_details(report, r, stage_pos) if r else None)
         self.blob = {
             "keys": KEYS,
             "backends": report.backends,
