@@ -26,7 +26,7 @@ from conformance.report.diff import changes
 from conformance.report.html.style import CODE_STYLE
 from conformance.report.summary import build_summary
 from conformance.result import Result
-from tests.browser import browser_command, chromium
+from tests.browser import Browser, browser_command, chromium
 
 BACKENDS = ["alpha", "beta", "gamma"]
 PAYLOAD = (
@@ -352,6 +352,21 @@ def test_the_page_is_self_contained(rendered):
 def test_screenshot(rendered):
     png = rendered["screenshot"].read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
+
+
+@pytest.mark.parametrize("width", [400, 1280])
+def test_nothing_sticks_out_sideways_at_phone_and_desktop_width(rendered, width):
+    """Every table fits its box but the grids with a column per backend, which scroll in theirs (on a phone)."""
+    browser = Browser(chromium(), rendered["dir"])
+    try:
+        page = browser.open((rendered["dir"] / "report.html").as_uri(), width, height=900, mobile=width < 700)
+        grids = ("#matrix-table", "#family-table", "#op-table") if width < 700 else ()
+        assert page.sideways_overflow(grids) == []
+        shot = page.screenshot(rendered["dir"] / f"report-{width}.png", selector="main")  # the whole page, for a human
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert page.errors == []
+    finally:
+        browser.close()
 
 
 def test_renders_without_baseline_history_or_case_snapshot():

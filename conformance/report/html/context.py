@@ -68,15 +68,14 @@ class Report:
     def family(self, case: str) -> str:
         return self.cases.get(case, {}).get("family") or "unknown"
 
-    def code_chip(self, code: str | None, count: int | None = None) -> str:
-        if not code:
-            return "–"
+    def chip(self, code: str) -> str:
+        """A code's abbreviation on its colour (the full code on hover)."""
         abbr, colour = self.code_style.get(code, UNSTYLED)
-        n = f" {count}" if count is not None else ""
-        return (
-            f'<span class="chip" style="background:{colour};color:{text_colour(colour)}" title="{esc(code)}">'
-            f"{esc(abbr)}</span> {esc(code)}{n}"
-        )
+        return f'<span class="chip" style="background:{colour};color:{text_colour(colour)}" title="{esc(code)}">{esc(abbr)}</span>'
+
+    def code_chip(self, code: str | None) -> str:
+        """A code's chip and its name; a dash for none."""
+        return f"{self.chip(code)} {esc(code)}" if code else "–"
 
     def backend_name(self, backend: str) -> str:
         colour = self.colours.get(backend, "#888")

@@ -34,7 +34,7 @@ def flipping(report: Report) -> Part:
             Cell(case_link(case, backend), sort=case), Cell(report.backend_name(backend), sort=backend), str(n),
             Cell(strip(outcomes, history.reports), sort=outcomes), esc(history.reports[since]) if since is not None else "passes now",
         ]))
-    body = table("flipping-table", columns, rows, sortable=True) if rows else '<p class="muted">No pair flipped twice or more.</p>'
+    body = table("flipping-table", columns, rows, stack=True, sortable=True) if rows else '<p class="muted">No pair flipped twice or more.</p>'
     return Part(
         body,
         f"pairs that went from pass to fail or back at least twice over the last {len(history.reports)} reports; "
@@ -56,7 +56,7 @@ def flaky(report: Report) -> Part:
         for p in pairs[:FLAKY_SHOWN]
     ]
     return Part(
-        table("flaky-table", columns, rows, sortable=True) + more(min(len(pairs), FLAKY_SHOWN), len(pairs)),
+        table("flaky-table", columns, rows, stack=True, sortable=True) + more(min(len(pairs), FLAKY_SHOWN), len(pairs)),
         "pairs whose runs disagreed, each run in a fresh process: no verdict to trust, none written into an xfail set "
         "(a strict pytest run fails on them unless their xfail entry expects a failure they showed)",
     )
