@@ -1,6 +1,6 @@
 """The report page at scale: three nights of ~100,000 results each, built as the nightly builds them, timed in Chromium.
 
-    .venv/bin/python benchmarks/report_scale.py [--results 100000] [--keep DIR] [--cases-json FILE] [--no-browser]
+    .venv/bin/python benchmarks/report_scale.py [--results 100000] [--keep DIR] [--cases-json FILE] [--screenshots DIR] [--no-browser]
 
 Prints the figures a reader of report.html feels: the size of the page (and
 of anything beside it), the time build_reports takes for the last night,
@@ -295,9 +295,12 @@ def write_nights(output: Path, cases: list[dict], seed: int) -> tuple[Path, floa
 # ---------------------------------------------------------------- Chromium
 
 
-def time_in_chromium(report: Path, workdir: Path, width: int, repeats: int) -> dict:
+DEBOUNCE = 0.12  # s: report.js waits this long after the last keystroke before filtering
+
+
+def time_in_chromium(report: Path, workdir: Path, width: int, repeats: int, shots: Path | None) -> dict:
     """Median seconds over `repeats` fresh tabs: navigation to the ready mark and a painted frame; opening a cell; a filter."""
-    from tests.browser import Browser, chromium
+    from tests.browser import Browser, Page, chromium
 
     binary = chromium()
     if binary is None:
@@ -305,12 +308,9 @@ def time_in_chromium(report: Path, workdir: Path, width: int, repeats: int) -> d
     browser = Browser(binary, workdir)
     figures = defaultdict(list)
     try:
-        for _ in range(repeats):
+        for n in range(repeats):
             target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-            session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-            from tests.browser import Page
-
-            page = Page(browser, session)
+            page = Page(browser, browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"])
             page.call("Runtime.enable")
             page.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 700})
             started = time.perf_counter()
@@ -318,23 +318,33 @@ def time_in_chromium(report: Path, workdir: Path, width: int, repeats: int) -> d
             page.wait_for("document.documentElement && document.documentElement.dataset.ready === '1'", timeout=120)
             page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
             figures["usable"].append(time.perf_counter() - started)
-            # a failure's details panel, from the click to its diagnostics shown
+            if shots and n == 0:
+                page.screenshot(shots / f"scale-{width}-top.png")
+                page.screenshot(shots / f"scale-{width}-backends.png", selector="#backends")
+            # a failure's details panel, from the click to its diagnostics shown: both instants taken in the page
             cell = page.evaluate(
                 "(() => { const td = document.querySelector('#matrix-table td.f'); td.scrollIntoView({block: 'center'});"
+                " addEventListener('click', () => { window.clickedAt = performance.now(); }, {capture: true, once: true});"
+                " const seen = new MutationObserver(() => { if (document.querySelector('#panel-body dd[data-fact=diagnostics]')) {"
+                "   seen.disconnect(); requestAnimationFrame(() => { window.shownAt = performance.now(); }); } });"
+                " seen.observe(document.getElementById('panel-body'), {childList: true});"
                 " const r = td.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"
             )
-            started = time.perf_counter()
             for kind in ("mousePressed", "mouseReleased"):
                 page.call("Input.dispatchMouseEvent", {"type": kind, "x": cell[0], "y": cell[1], "button": "left", "clickCount": 1})
-            page.wait_for("document.querySelector('#panel-body dd[data-fact=diagnostics]')")
-            figures["open_cell"].append(time.perf_counter() - started)
-            # the text filter over every row (its first use builds the search text)
-            started = time.perf_counter()
-            shown = page.evaluate(
-                "(() => { const f = document.getElementById('f-text'); f.value = 'tosa.cast'; f.dispatchEvent(new Event('input'));"
-                " return new Promise(r => setTimeout(() => requestAnimationFrame(() => r(document.getElementById('f-count').textContent)), 150)); })()"
+            page.wait_for("window.shownAt")
+            figures["open_cell"].append(page.evaluate("window.shownAt - window.clickedAt") / 1000)
+            if shots and n == 0:
+                page.screenshot(shots / f"scale-{width}-details.png")
+            # the text filter over every row (its first use builds the search text), measured in the page
+            took, shown = page.evaluate(
+                "new Promise(done => { const f = document.getElementById('f-text'), count = document.getElementById('f-count');"
+                " const t0 = performance.now(), seen = new MutationObserver(() => { seen.disconnect();"
+                "   requestAnimationFrame(() => done([performance.now() - t0, count.textContent])); });"
+                " seen.observe(count, {childList: true, characterData: true, subtree: true});"
+                " f.value = 'tosa.cast'; f.dispatchEvent(new Event('input')); })"
             )
-            figures["filter"].append(time.perf_counter() - started - 0.15)  # less the script's own 120 ms debounce wait
+            figures["filter"].append(took / 1000 - DEBOUNCE)
             figures["filter_shown"] = [shown]
             if page.errors:
                 raise SystemExit(f"script errors in the page: {page.errors}")
@@ -353,7 +363,8 @@ def main() -> int:
     parser.add_argument("--cases-json", type=Path, help="the output of `conformance list --json --suite opinfo --suite onnx-node`")
     parser.add_argument("--keep", type=Path, help="write the nights here (kept) instead of a temporary directory")
     parser.add_argument("--repeats", type=int, default=3, help="page loads timed in Chromium (the median is printed)")
-    parser.add_argument("--width", type=int, default=1280, help="viewport width in Chromium")
+    parser.add_argument("--widths", default="1280,400", help="viewport widths timed in Chromium (desktop, phone)")
+    parser.add_argument("--screenshots", type=Path, help="keep screenshots of the page at each width here")
     parser.add_argument("--no-browser", action="store_true", help="build and measure the files only")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -374,10 +385,15 @@ def main() -> int:
             print(f"{p.name} {p.stat().st_size / 2**20:,.2f} MB")
         print(f"build_reports (last night, baseline and history read) {wall:.1f} s ({cpu:.1f} s CPU)")
         if not args.no_browser:
-            t = time_in_chromium(report / "report.html", Path(tmp), args.width, args.repeats)
-            print(f"Chromium at {args.width} px, median of {args.repeats}: usable after {t['usable']:.2f} s; "
-                  f"a failure's details shown {t['open_cell'] * 1000:.0f} ms after the click; "
-                  f"text filter {t['filter'] * 1000:.0f} ms ({t['filter_shown']})")
+            if args.screenshots:
+                args.screenshots.mkdir(parents=True, exist_ok=True)
+            for width in (int(w) for w in args.widths.split(",")):
+                t = time_in_chromium(report / "report.html", Path(tmp), width, args.repeats, args.screenshots)
+                print(f"Chromium at {width} px, median of {args.repeats}: usable after {t['usable']:.2f} s; "
+                      f"a failure's details shown {t['open_cell'] * 1000:.0f} ms after the click; "
+                      f"text filter {t['filter'] * 1000:.0f} ms after its {DEBOUNCE * 1000:.0f} ms wait ({t['filter_shown']})")
+            if args.screenshots:
+                print(f"screenshots in {args.screenshots}")
         if args.keep:
             print(f"kept in {report}")
     return 0
