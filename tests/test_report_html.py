@@ -307,6 +307,25 @@ def test_tool_output_shows_as_text_and_never_runs(rendered):
     assert {XSS_EXPLANATION, NON_ASCII} <= set(json.loads(blob)["strings"])
 
 
+def test_each_failures_details_are_in_the_page_compressed_not_in_the_json_parsed_on_load(rendered):
+    """Diagnostics and rerun commands travel in the details-N blocks (base64: nothing in them can close a tag)."""
+    from conformance.report.html.data import DETAILS_EMBEDDED, KEYS, unpack
+
+    page = rendered["page"]
+    blob = json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S).group(1))
+    assert not [s for s in blob["strings"] if "a long tool output" in s]  # not parsed on load
+    blocks = re.findall(r'<script type="application/octet-stream" id="details-(\d+)">([^<]*)</script>', page)
+    assert [int(n) for n, _ in blocks] == list(range(len(blocks))) and blocks
+    assert all(re.fullmatch(r"[A-Za-z0-9+/=]*", text) for _, text in blocks)
+    details = {int(k): v for _, text in blocks for k, v in unpack(text).items()}
+    rows, backends = [r[KEYS["case"]] for r in blob["rows"]], blob["backends"]
+    for r in rendered["results"]:
+        cell = details.get(rows.index(r.case) * len(backends) + backends.index(r.backend), {})
+        assert cell.get(KEYS["details"]) == (r.details[:DETAILS_EMBEDDED] if r.failed else None), r.key
+        assert (KEYS["reproduce"] in cell) == r.failed, r.key
+        assert (KEYS["timings"] in cell) == bool(r.timings), r.key
+
+
 def test_a_cell_link_opens_its_details_as_text_and_filters_apply(rendered):
     root = rendered["cell"]
     panel = root.find("aside", id="panel")
