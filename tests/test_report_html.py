@@ -309,7 +309,7 @@ def test_tool_output_shows_as_text_and_never_runs(rendered):
 
 def test_each_failures_details_are_in_the_page_compressed_not_in_the_json_parsed_on_load(rendered):
     """Diagnostics and rerun commands travel in the details-N blocks (base64: nothing in them can close a tag)."""
-    from conformance.report.html.data import DETAILS_EMBEDDED, KEYS, unpack
+    from conformance.report.html.data import DETAILS_EMBEDDED, read_page
 
     page = rendered["page"]
     blob = json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S).group(1))
@@ -317,13 +317,15 @@ def test_each_failures_details_are_in_the_page_compressed_not_in_the_json_parsed
     blocks = re.findall(r'<script type="application/octet-stream" id="details-(\d+)">([^<]*)</script>', page)
     assert [int(n) for n, _ in blocks] == list(range(len(blocks))) and blocks
     assert all(re.fullmatch(r"[A-Za-z0-9+/=]*", text) for _, text in blocks)
-    details = {int(k): v for _, text in blocks for k, v in unpack(text).items()}
-    rows, backends = [r[KEYS["case"]] for r in blob["rows"]], blob["backends"]
+    rows, cells = read_page(page)  # what report.js reads, blocks inflated
     for r in rendered["results"]:
-        cell = details.get(rows.index(r.case) * len(backends) + backends.index(r.backend), {})
-        assert cell.get(KEYS["details"]) == (r.details[:DETAILS_EMBEDDED] if r.failed else None), r.key
-        assert (KEYS["reproduce"] in cell) == r.failed, r.key
-        assert (KEYS["timings"] in cell) == bool(r.timings), r.key
+        cell = cells[r.key]
+        assert cell.get("details") == (r.details[:DETAILS_EMBEDDED] if r.failed else None), r.key
+        assert ("reproduce" in cell) == r.failed and ("timings" in cell) == bool(r.timings), r.key
+        assert cell.get("explanation") == (r.explanation or None) and cell.get("code") == (r.code if r.failed else None), r.key
+    classes, text = cells[("math.cumsum", "beta")]["look"]  # a failure, FAIL verdict, newly failing, its code's abbreviation
+    assert {"f", "vf", "nf"} < set(classes.split()) and text == CODE_STYLE["NUMERIC_MISMATCH"][0]
+    assert rows["math.add_f32"]["ops"] == ["aten.add"] and rows["orphan.case"]["family"] == "unknown"
 
 
 def test_a_cell_link_opens_its_details_as_text_and_filters_apply(rendered):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import zlib
 
 from conformance.localize.record import localization, summary
@@ -223,5 +224,44 @@ def _pack(data: dict) -> str:
 
 
 def unpack(text: str) -> dict:
-    """A chunk's JSON again (what the script does in the browser): for tests and tools reading a page."""
+    """A chunk's JSON again (what the script does in the browser)."""
     return json.loads(zlib.decompress(base64.b64decode(text)))
+
+
+def read_page(page: str) -> tuple[dict[str, dict], dict[tuple[str, str], dict]]:
+    """What report.js reads of a page, by field name: per case its row, per (case, backend) its cell with its details.
+
+    Strings are resolved, a cell's `look` is (classes, text), a row's
+    `blamed` names its backends. For tests and tools reading a report.html.
+    """
+    start = page.index('id="report-data">') + len('id="report-data">')
+    blob = json.loads(page[start : page.index("</script>", start)])
+    details: dict[int, dict] = {}
+    for block in re.findall(r'<script type="application/octet-stream" id="details-\d+">([^<]*)</script>', page):
+        details |= {int(k): v for k, v in unpack(block).items()}
+    names = {key: name for name, key in blob["keys"].items()}
+    backends, strings = blob["backends"], blob["strings"]
+
+    def named(record: dict) -> dict:
+        out = {}
+        for key, value in record.items():
+            name = names[key]
+            if name in STRING_FIELDS:
+                value = strings[value]
+            elif name in ("ops", "tags"):  # the blob's lists of strings (a chunk's are inline)
+                value = [strings[v] for v in value]
+            out[name] = value
+        return out
+
+    rows, cells = {}, {}
+    for i, row in enumerate(blob["rows"]):
+        row = named(row)
+        row["family"] = blob["families"][row["family"]]
+        row["blamed"] = [[op, backends[j], said] for op, j, said in row.get("blamed", [])]
+        rows[row["case"]] = row
+        for j, backend in enumerate(backends):
+            at = i * len(backends) + j
+            cell = named(blob["records"][blob["cells"][at]]) | named(details.get(at, {}))
+            cell["look"] = tuple(blob["looks"][cell["look"]])
+            cells[(row["case"], backend)] = cell
+    return rows, cells
