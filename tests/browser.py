@@ -97,11 +97,15 @@ class Browser:
         raw, self._buffer = self._buffer.split(b"\0", 1)
         return json.loads(raw)
 
-    def open(self, url: str, width: int, height: int = 900, mobile: bool = False) -> Page:
+    def open(self, url: str, width: int, height: int = 900, mobile: bool = False, before: str | None = None) -> Page:
+        """A new tab at `url`, once the page's script said it is ready; `before`: JavaScript run ahead of the page's own."""
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         page = Page(self, session)
         page.call("Runtime.enable")
+        if before:
+            page.call("Page.enable")
+            page.call("Page.addScriptToEvaluateOnNewDocument", {"source": before})
         page.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
         page.call("Page.navigate", {"url": url})
         page.wait_for("document.documentElement && document.documentElement.dataset.ready === '1'")

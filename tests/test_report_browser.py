@@ -218,6 +218,15 @@ def test_a_failure_with_a_bundle_links_its_reproduce_script(browser, report):
     assert {"reproduce", "diagnostics", "bundle"}.isdisjoint(panel_facts(page))
 
 
+def test_a_browser_that_cannot_inflate_still_shows_what_the_page_parsed_on_load(browser, report):
+    page = browser.open(f"{report.as_uri()}#cell=math.softmax|tosa", 1280, before="delete window.DecompressionStream;")
+    page.wait_for("document.getElementById('panel').dataset.loaded === '1'")
+    facts = panel_facts(page)
+    assert facts["code"] == "UNSUPPORTED_OP" and facts["history"].startswith(" failing since")
+    assert facts["details"].startswith("not shown: this browser has no DecompressionStream") and "diagnostics" not in facts
+    assert page.errors == []
+
+
 def test_clicking_a_duration_header_sorts_the_slowest_pairs(browser, report):
     page = browser.open(report.as_uri(), 1280)
     header = "#slowest-table thead th:nth-child(4)"  # total s

@@ -292,9 +292,8 @@
     selected = [i, j];
     $("panel-title").textContent = get(D.rows[i], "case");
     fill(i, j, null);
-    detailsOf(i, j).then(function (d) { return d; }, function (e) { return e; }).then(function (d) {
-      if (selected && selected[0] === i && selected[1] === j) fill(i, j, d);
-    });
+    var inflated = function (d) { if (selected && selected[0] === i && selected[1] === j) fill(i, j, d); };
+    detailsOf(i, j).then(inflated, inflated);  // an Error shows as such
     panel.hidden = false;
     panel.dataset.case = get(D.rows[i], "case");
     panel.dataset.backend = B[j];
@@ -302,7 +301,7 @@
     if (location.hash !== hash) {
       try { history.replaceState(null, "", hash); } catch (e) { /* file: URLs in some browsers */ }
     }
-    if (scroll) {
+    if (scroll && table) {
       var k = order.indexOf(i);
       if (k < 0) { reset(); k = order.indexOf(i); }
       box.scrollTop = Math.max(0, tops[k] + table.tHead.offsetHeight - box.clientHeight / 2);
