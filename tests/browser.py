@@ -97,11 +97,15 @@ class Browser:
         raw, self._buffer = self._buffer.split(b"\0", 1)
         return json.loads(raw)
 
-    def open(self, url: str, width: int, height: int = 900, mobile: bool = False) -> Page:
+    def open(self, url: str, width: int, height: int = 900, mobile: bool = False, before: str | None = None) -> Page:
+        """A new tab at `url`, once the page's script said it is ready; `before`: JavaScript run ahead of the page's own."""
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         page = Page(self, session)
         page.call("Runtime.enable")
+        if before:
+            page.call("Page.enable")
+            page.call("Page.addScriptToEvaluateOnNewDocument", {"source": before})
         page.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
         page.call("Page.navigate", {"url": url})
         page.wait_for("document.documentElement && document.documentElement.dataset.ready === '1'")
@@ -160,6 +164,32 @@ class Page:
         )
         for kind in ("mousePressed", "mouseReleased"):
             self.call("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1], "button": "left", "clickCount": 1})
+
+    def sideways_overflow(self, grids: tuple[str, ...] = ()) -> list[str]:
+        """What sticks out sideways: elements reaching past the viewport, and boxes that scroll or clip sideways.
+
+        A box that scrolls or clips (overflow-x other than visible) is the
+        boundary of its content: its own rectangle must be in the viewport
+        and its content must fit it, unless it holds one of `grids` (CSS
+        selectors of tables meant to scroll sideways in their box) or it
+        clips text with an ellipsis on purpose. Each finding is a line
+        naming the element (tag#id.class) and by how many pixels.
+        """
+        return self.evaluate(
+            "((grids) => { const W = document.documentElement.clientWidth, found = [];"
+            " const name = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && e.className.baseVal === undefined"
+            "   && e.className ? '.' + e.className.trim().split(/\\s+/).join('.') : '');"
+            " const walk = e => { const st = getComputedStyle(e); if (st.display === 'none') return;"
+            "   const r = e.getBoundingClientRect();"
+            "   if (r.width && (r.right > W + 0.5 || r.left < -0.5)) found.push(name(e) + ' reaches ' + Math.round(r.left) + '..' + Math.round(r.right) + ' of ' + W);"
+            "   if (st.overflowX !== 'visible' && e !== document.body && e !== document.documentElement) {"
+            "     const over = e.scrollWidth - e.clientWidth;"
+            "     if (over > 1 && st.textOverflow !== 'ellipsis' && !grids.some(g => e.querySelector(g)))"
+            "       found.push(name(e) + ' scrolls sideways by ' + over + ' px: ' + [...e.children].map(name).join(' '));"
+            "     return; }"
+            "   for (const c of e.children) walk(c); };"
+            " walk(document.body); return found; })(" + json.dumps(list(grids)) + ")"
+        )
 
     def screenshot(self, path: Path, selector: str | None = None) -> Path:
         """A PNG of the viewport, or of one element's box (the page scrolled to the top, so a sticky bar covers nothing)."""

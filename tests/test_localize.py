@@ -21,6 +21,7 @@ from conformance.settings import Settings
 from conformance.localize import emit, graph, oracle
 from conformance.localize.localizer import LocalizeError, localize
 from conformance.localize.search import first_failing_cut, same_failure
+from conformance.report.html.data import read_page
 from conformance.result import Result
 from conformance.taxonomy import Status
 
@@ -89,7 +90,8 @@ def test_propagated_error_is_blamed_on_the_op_that_made_it(tmp_path):
     assert record["verdict"].startswith("local")
     assert "Localized model failures" in (report / "report.md").read_text()
     html = (report / "report.html").read_text()
-    assert 'class="loc"' in html and 'aten.linear <span class="muted">[planted-drift]</span>' in html
+    rows, _ = read_page(html)
+    assert [(op, backend) for op, backend, _ in rows["mlp"]["blamed"]] == [("aten.linear", "planted-drift")]
 
 
 def test_a_crash_at_one_op_is_traced_to_it_in_a_pytest_run(tmp_path):

@@ -26,7 +26,7 @@ from conformance.report.diff import changes
 from conformance.report.html.style import CODE_STYLE
 from conformance.report.summary import build_summary
 from conformance.result import Result
-from tests.browser import browser_command, chromium
+from tests.browser import Browser, browser_command, chromium
 
 BACKENDS = ["alpha", "beta", "gamma"]
 PAYLOAD = (
@@ -307,6 +307,27 @@ def test_tool_output_shows_as_text_and_never_runs(rendered):
     assert {XSS_EXPLANATION, NON_ASCII} <= set(json.loads(blob)["strings"])
 
 
+def test_each_failures_details_are_in_the_page_compressed_not_in_the_json_parsed_on_load(rendered):
+    """Diagnostics and rerun commands travel in the details-N blocks (base64: nothing in them can close a tag)."""
+    from conformance.report.html.data import DETAILS_EMBEDDED, read_page
+
+    page = rendered["page"]
+    blob = json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S).group(1))
+    assert not [s for s in blob["strings"] if "a long tool output" in s]  # not parsed on load
+    blocks = re.findall(r'<script type="application/octet-stream" id="details-(\d+)">([^<]*)</script>', page)
+    assert [int(n) for n, _ in blocks] == list(range(len(blocks))) and blocks
+    assert all(re.fullmatch(r"[A-Za-z0-9+/=]*", text) for _, text in blocks)
+    rows, cells = read_page(page)  # what report.js reads, blocks inflated
+    for r in rendered["results"]:
+        cell = cells[r.key]
+        assert cell.get("details") == (r.details[:DETAILS_EMBEDDED] if r.failed else None), r.key
+        assert ("reproduce" in cell) == r.failed and ("timings" in cell) == bool(r.timings), r.key
+        assert cell.get("explanation") == (r.explanation or None) and cell.get("code") == (r.code if r.failed else None), r.key
+    classes, text = cells[("math.cumsum", "beta")]["look"]  # a failure, FAIL verdict, newly failing, its code's abbreviation
+    assert {"f", "vf", "nf"} < set(classes.split()) and text == CODE_STYLE["NUMERIC_MISMATCH"][0]
+    assert rows["math.add_f32"]["ops"] == ["aten.add"] and rows["orphan.case"]["family"] == "unknown"
+
+
 def test_a_cell_link_opens_its_details_as_text_and_filters_apply(rendered):
     root = rendered["cell"]
     panel = root.find("aside", id="panel")
@@ -320,11 +341,11 @@ def test_a_cell_link_opens_its_details_as_text_and_filters_apply(rendered):
     assert facts["since baseline"].startswith("newly failing")
     assert not panel.find_all("b") and not panel.find_all("script") and not panel.find_all("img")
     assert root.find("td", cls="sel").text() == "NUM"
-    # #backend=beta&outcome=f: only the cases failing on beta are shown
+    # #backend=beta&outcome=f: only the cases failing on beta are drawn
     rows = [tr for tr in root.find("table", id="matrix-table").find_all("tr") if "data-i" in tr.attrs]
-    shown = {tr.find("th").text() for tr in rows if "hidden" not in tr.attrs}
+    shown = {tr.find("th").text() for tr in rows}
     assert shown == {r.case for r in rendered["results"] if r.backend == "beta" and r.failed}
-    assert root.find(id="f-count").text() == f"{len(shown)} of {len(rows)} cases"
+    assert root.find(id="f-count").text() == f"{len(shown)} of {len({r.case for r in rendered['results']})} cases"
 
 
 def test_trend_chart_has_one_line_per_backend(rendered):
@@ -352,6 +373,21 @@ def test_the_page_is_self_contained(rendered):
 def test_screenshot(rendered):
     png = rendered["screenshot"].read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
+
+
+@pytest.mark.parametrize("width", [400, 1280])
+def test_nothing_sticks_out_sideways_at_phone_and_desktop_width(rendered, width):
+    """Every table fits its box but the grids with a column per backend, which scroll in theirs (on a phone)."""
+    browser = Browser(chromium(), rendered["dir"])
+    try:
+        page = browser.open((rendered["dir"] / "report.html").as_uri(), width, height=900, mobile=width < 700)
+        grids = ("#matrix-table", "#family-table", "#op-table") if width < 700 else ()
+        assert page.sideways_overflow(grids) == []
+        shot = page.screenshot(rendered["dir"] / f"report-{width}.png", selector="main")  # the whole page, for a human
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert page.errors == []
+    finally:
+        browser.close()
 
 
 def test_renders_without_baseline_history_or_case_snapshot():

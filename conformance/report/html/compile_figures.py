@@ -36,7 +36,7 @@ def compile_figures(report: Report) -> Part:
             _n(s["median"], "{:.2f}"), _n(s["max"], "{:.2f}"), _n(v["cases"]), _kb(v["median"]), _kb(v["max"]),
         ]))
     return Part(
-        table("compile-table", columns, rows, sortable=True),
+        table("compile-table", columns, rows, stack=True, sortable=True),
         "per compiled case: dispatches in IREE's static statistics of its function; compile seconds, a batch's "
         "time shared among its cases; the .vmfb size of cases compiled alone (models; op cases compile in batches)",
     )

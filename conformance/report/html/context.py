@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import lru_cache
 
-from conformance.report.history import PairHistories
+from conformance.report.history import PairHistories, PairHistory
 from conformance.report.html.format import esc, text_colour
 from conformance.report.html.style import CHANGE_FLAG, UNSTYLED, code_styles, ordered_codes
 from conformance.report.html.svg import BACKEND_COLOURS
@@ -59,19 +60,30 @@ class Report:
                 order.append(backend)
         return order
 
+    def past(self, key: tuple[str, str]) -> tuple[str, int | None, int] | None:
+        """A pair's history: its outcomes over the reports, since which report it fails, how often it flipped."""
+        h = self.history.pairs.get(key) if self.history else None
+        return _history_facts(h.outcomes) if h else None
+
     def family(self, case: str) -> str:
         return self.cases.get(case, {}).get("family") or "unknown"
 
-    def code_chip(self, code: str | None, count: int | None = None) -> str:
-        if not code:
-            return "–"
+    def chip(self, code: str) -> str:
+        """A code's abbreviation on its colour (the full code on hover)."""
         abbr, colour = self.code_style.get(code, UNSTYLED)
-        n = f" {count}" if count is not None else ""
-        return (
-            f'<span class="chip" style="background:{colour};color:{text_colour(colour)}" title="{esc(code)}">'
-            f"{esc(abbr)}</span> {esc(code)}{n}"
-        )
+        return f'<span class="chip" style="background:{colour};color:{text_colour(colour)}" title="{esc(code)}">{esc(abbr)}</span>'
+
+    def code_chip(self, code: str | None) -> str:
+        """A code's chip and its name; a dash for none."""
+        return f"{self.chip(code)} {esc(code)}" if code else "–"
 
     def backend_name(self, backend: str) -> str:
         colour = self.colours.get(backend, "#888")
         return f'<span class="bn"><span class="sw" style="background:{colour}"></span>{esc(backend)}</span>'
+
+
+@lru_cache(maxsize=None)
+def _history_facts(outcomes: str) -> tuple[str, int | None, int]:
+    # 100,000 pairs share a few hundred histories ("ppp" most): each is read once.
+    h = PairHistory(outcomes)
+    return outcomes, h.failing_since(), h.flips()

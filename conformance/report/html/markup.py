@@ -12,7 +12,7 @@ from conformance.report.html.format import esc
 @dataclass(frozen=True)
 class Column:
     label: str  # header text; each cell repeats it as data-label for the stacked phone layout
-    cls: str = ""  # "n" numbers (right-aligned), "expl" explanations, "case", "op", "codes"
+    cls: str = ""  # "n" numbers (right-aligned; a grid of them in a phone's card), "expl" explanations, "case", "op"
     head: str | None = None  # header markup when it is more than the label (a backend's swatch)
 
 
@@ -39,9 +39,12 @@ def table(
 ) -> str:
     """A table in a box that scrolls sideways on a narrow screen.
 
-    stack: under the phone breakpoint each row becomes a card of labelled
-    lines (wide text columns stay readable). sortable: a click on a header
-    sorts by that column (assets/report.js). box: more classes of the scrolling box.
+    stack: under the phone breakpoint each row becomes a card: a labelled
+    line per text column, the numbers ("n" columns) in a grid with their
+    labels above, so the table never needs scrolling sideways; a table not
+    stacked is a grid (a column per backend) whose first column stays as it
+    scrolls in its box. sortable: a click on a header sorts by that column
+    (assets/report.js). box: more classes of the scrolling box.
     """
     classes = " ".join(c for c in (kind, "stack" if stack else "", "sortable" if sortable else "") if c)
     head = "".join(

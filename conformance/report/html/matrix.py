@@ -1,14 +1,14 @@
-"""The matrix: one row per case, one coloured cell per backend; the script fills the details panel."""
+"""The matrix: one row per case, one coloured cell per backend, drawn by the script (only the rows in view)."""
 
 from __future__ import annotations
 
 from collections import Counter
 
-from conformance.localize.record import localization, summary
 from conformance.report.html.context import Report
 from conformance.report.html.format import esc
 from conformance.report.html.markup import Part
 from conformance.report.html.style import CHANGE_CLASS, STATUS_CLASS, VERDICT_CLASS
+from conformance.result import Result
 from conformance.taxonomy import Code, Status, Verdict
 
 VERDICT_LEGEND = [
@@ -29,10 +29,13 @@ OUTCOME_FILTERS = [
 ]
 
 
-def _cell(report: Report, case: str, backend: str) -> str:
-    r = report.results.get((case, backend))
+NOT_RUN = ("na", "·")  # how a pair the run did not make looks
+
+
+def look(report: Report, r: Result | None, change: tuple[int, str | None] | None) -> tuple[str, str]:
+    """How a cell is drawn: its CSS classes (status, failure code, verdict, change since the baseline) and its text."""
     if r is None:
-        return '<td class="na">·</td>'
+        return NOT_RUN
     cls = [STATUS_CLASS.get(r.status, "na")]
     text = ""
     if r.failed:
@@ -49,21 +52,9 @@ def _cell(report: Report, case: str, backend: str) -> str:
         cls.append(VERDICT_CLASS[r.verdict])
         if r.verdict == Verdict.XPASS:
             text = "XP"
-    change = report.changed.get((case, backend))
     if change:
         cls.append(CHANGE_CLASS[change[0]])
-    return f'<td class="{" ".join(cls)}">{text}</td>'
-
-
-def _localized(report: Report, case: str) -> str:
-    """A model row names the op --localize blamed on each backend (its cell's panel has the rest)."""
-    found = []
-    for backend in report.backends:
-        record = localization(report.results.get((case, backend)))
-        if record and "error" not in record:
-            found.append(f'<span class="loc" title="{esc(summary(record))}">→ {esc(record["op"])} '
-                         f'<span class="muted">[{esc(backend)}]</span></span>')
-    return "".join(found)
+    return " ".join(cls), text
 
 
 def _legend(report: Report) -> str:
@@ -96,20 +87,18 @@ def _filters(report: Report) -> str:
 
 
 def matrix(report: Report) -> Part:
+    """The head and the legend; the script draws the rows in view from the page's data (data.py), as the reader scrolls."""
     nb = len(report.backends)
-    body, i = [], 0
-    for fi, fam in enumerate(report.families):
-        members = report.family_members[fam]
-        body.append(f'<tr class="fh" data-f="{fi}"><th colspan="{nb + 1}">{esc(fam)} <span>{len(members):,}</span></th></tr>')
-        for case in members:
-            cells = "".join(_cell(report, case, b) for b in report.backends)
-            body.append(f'<tr data-i="{i}" data-f="{fi}"><th>{esc(case)}{_localized(report, case)}</th>{cells}</tr>')
-            i += 1
-    head = "<tr><th>case</th>" + "".join(f'<th class="bh">{report.backend_name(b)}</th>' for b in report.backends) + "</tr>"
+    head = '<tr><th><span class="cid">case</span></th>' + "".join(f'<th class="bh">{report.backend_name(b)}</th>' for b in report.backends) + "</tr>"
+    # The case column is as wide as the longest id (monospace: ch), at most what the style sheet allows: the
+    # same width whichever rows are drawn.
+    longest = max((len(c) for c in report.matrix_rows), default=4)
     counts = Counter(r.status for r in report.results.values())
     return Part(
         _filters(report) + _legend(report)
-        + f'<div class="mwrap"><table class="mx" id="matrix-table"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table></div>',
+        + f'<div class="mwrap"><table class="mx" id="matrix-table" style="--case-ch:{longest + 1}ch"><thead>{head}</thead>'
+        "<tbody></tbody></table></div>"
+        '<noscript><p class="muted">The matrix is drawn by the page\'s script: JavaScript is off.</p></noscript>',
         f"{len(report.matrix_rows):,} cases × {nb} backends: {counts['pass']:,} pass, {counts['fail']:,} fail, "
         f"{counts['skip']:,} skip, {counts['flaky']:,} flaky" + (f", {counts['compiled']:,} compiled, not run" if counts["compiled"] else "")
         + ". Hover a cell for its explanation, click it for details.",

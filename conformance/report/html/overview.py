@@ -111,9 +111,15 @@ def _count(key: str, n: int) -> Cell:
     return Cell(f"{n:,}", attrs=f'data-k="{esc(key)}"')  # data-k: which count, for tests and scripts
 
 
+# Verdicts that only repeat a status column (SKIP is skip, FLAKY is flaky, COMPILED is compiled but for the
+# stale entries XPASS counts): the table shows the status.
+SAME_AS_STATUS = {Verdict.SKIP, Verdict.FLAKY, Verdict.COMPILED}
+
+
 def backends(report: Report) -> Part:
+    """The counts per backend (one row each, a card on a phone), their failure codes, the status bars."""
     bs = report.summary.get("backends", {})
-    verdicts = [v for v in VERDICT_ORDER if any((b.get("by_verdict") or {}).get(v) for b in bs.values())]
+    verdicts = [v for v in VERDICT_ORDER if v not in SAME_AS_STATUS and any((b.get("by_verdict") or {}).get(v) for b in bs.values())]
     # Pairs compiled for a device not here: their own column and rate, only when a backend has some.
     compiled = any(b["by_status"].get("compiled") for b in bs.values())
     flaky = any(b["by_status"].get("flaky") for b in bs.values())
@@ -121,7 +127,7 @@ def backends(report: Report) -> Part:
     columns = [
         Column("backend"), Column("total", "n"), *(Column(k, "n") for k in counted),
         Column("pass rate", "n"), *([Column("compile rate", "n")] if compiled else []),
-        Column("UNKNOWN", "n"), *(Column(v, "n") for v in verdicts), Column("failure codes", "codes"),
+        Column("UNKNOWN", "n"), *(Column(v, "n") for v in verdicts),
     ]
     rows, bars = [], []
     for backend in report.backends:
@@ -129,7 +135,6 @@ def backends(report: Report) -> Part:
         if not b:
             continue
         st = b["by_status"]
-        codes = sorted((b.get("by_code") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
         rows.append((f'data-backend="{esc(backend)}"', [
             report.backend_name(backend), _count("total", b["total"]),
             *(_count(k, st.get(k, 0)) for k in counted),
@@ -137,11 +142,38 @@ def backends(report: Report) -> Part:
             *([Cell(pct(b.get("compile_rate")), attrs='data-k="compile_rate"')] if compiled else []),
             _count("unknown", b.get("unknown", 0)),
             *(_count(v, (b.get("by_verdict") or {}).get(v, 0)) for v in verdicts),
-            "".join(f"<span>{report.code_chip(c, n)}</span>" for c, n in codes) or "–",
         ]))
         bars.append((backend, st.get("pass", 0), st.get("fail", 0), st.get("skip", 0), b["pass_rate"], st.get("compiled", 0)))
     said = "pass rate = pass / (pass + fail + flaky); skips are cases not applicable to the backend"
     if compiled:
         said += ("; compiled = compiled for the backend's target, not run for lack of such a device (no pass rate then); "
                  "compile rate = (pass + compiled + failed only when run) / (pass + fail + compiled)")
-    return Part(table("backend-table", columns, rows) + f'<div class="chart-row">{status_bars(bars)}</div>', said)
+    return Part(
+        table("backend-table", columns, rows, stack=True, sortable=True) + _codes(report)
+        + f'<div class="chart-row">{status_bars(bars)}</div>',
+        said,
+    )
+
+
+def _codes(report: Report) -> str:
+    """Failures per backend and code: a column per code (its chip; the full names under the table)."""
+    bs = report.summary.get("backends", {})
+    codes = [c for c in report.codes if any((b.get("by_code") or {}).get(c) for b in bs.values())]
+    if not codes:
+        return ""
+    columns = [Column("backend"), *(Column(c, "n", report.chip(c)) for c in codes)]
+    rows = []
+    for backend in report.backends:
+        by_code = (bs.get(backend) or {}).get("by_code") or {}
+        if backend in bs:
+            rows.append((f'data-backend="{esc(backend)}"', [
+                Cell(report.backend_name(backend), sort=backend),
+                # each count carries its chip too: a phone shows them as cards of "chip count", without the header
+                *(Cell(f"{report.chip(c)} {by_code[c]:,}", sort=by_code[c], attrs=f'data-k="{esc(c)}"') if by_code.get(c)
+                  else Cell("–", "muted zero", sort=0) for c in codes),
+            ]))
+    legend = " ".join(f'<span class="lgi">{report.code_chip(c)}</span>' for c in codes)
+    return (
+        "<h3>Failure codes</h3>" + table("code-table", columns, rows, stack=True, kind="t counts")
+        + f'<div class="legend-row">{legend}</div>'
+    )

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from conformance.report.html.context import Report
-from conformance.report.html.data import blob
+from conformance.report.html.data import PageData
 from conformance.report.html.format import esc
 from conformance.report.html.overview import header
 from conformance.report.html.sections import Section, sections_of
@@ -41,6 +41,9 @@ def render_page(report: Report) -> str:
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     css = (ASSETS / "report.css").read_text() + code_css(report.codes, report.code_style)
     sections = sections_of(report)
+    data = PageData(report)
+    # Data blocks (a type the browser does not run): base64 of compressed JSON, read by the script on demand.
+    chunks = "".join(f'<script type="application/octet-stream" id="details-{i}">{c}</script>\n' for i, c in enumerate(data.chunks))
     nav = "".join(f'<a href="#{esc(s.id)}">{esc(s.title)}</a>' for s in sections)
     body = [
         header(report),
@@ -49,7 +52,8 @@ def render_page(report: Report) -> str:
         *(_section(report, s) for s in sections),
         "</main>",
         PANEL,
-        f'<script type="application/json" id="report-data">{json_for_script(blob(report))}</script>',
+        f'<script type="application/json" id="report-data">{json_for_script(data.blob)}</script>',
+        chunks,
         f"<script>{script}</script>",
     ]
     csp = (

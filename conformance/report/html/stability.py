@@ -24,17 +24,17 @@ def flipping(report: Report) -> Part:
     history = report.history
     if not history or len(history.reports) < 2:
         return Part('<p class="muted">No earlier reports in this output directory: no history yet.</p>')
-    flips = [(h.flips(), key, h) for key, h in history.pairs.items() if h.flips() >= 2]
+    pasts = ((key, report.past(key)) for key in history.pairs)
+    flips = [(n, key, outcomes, since) for key, (outcomes, since, n) in pasts if n >= 2]
     flips.sort(key=lambda item: (-item[0], item[1]))
     columns = [Column("case", "case"), Column("backend"), Column("flips", "n"), Column("outcomes, oldest first"), Column("failing since")]
     rows = []
-    for n, (case, backend), h in flips[:FLIPPING_SHOWN]:
-        since = h.failing_since()
+    for n, (case, backend), outcomes, since in flips[:FLIPPING_SHOWN]:
         rows.append(("", [
             Cell(case_link(case, backend), sort=case), Cell(report.backend_name(backend), sort=backend), str(n),
-            Cell(strip(h.outcomes, history.reports), sort=h.outcomes), esc(history.reports[since]) if since is not None else "passes now",
+            Cell(strip(outcomes, history.reports), sort=outcomes), esc(history.reports[since]) if since is not None else "passes now",
         ]))
-    body = table("flipping-table", columns, rows, sortable=True) if rows else '<p class="muted">No pair flipped twice or more.</p>'
+    body = table("flipping-table", columns, rows, stack=True, sortable=True) if rows else '<p class="muted">No pair flipped twice or more.</p>'
     return Part(
         body,
         f"pairs that went from pass to fail or back at least twice over the last {len(history.reports)} reports; "
@@ -56,7 +56,7 @@ def flaky(report: Report) -> Part:
         for p in pairs[:FLAKY_SHOWN]
     ]
     return Part(
-        table("flaky-table", columns, rows, sortable=True) + more(min(len(pairs), FLAKY_SHOWN), len(pairs)),
+        table("flaky-table", columns, rows, stack=True, sortable=True) + more(min(len(pairs), FLAKY_SHOWN), len(pairs)),
         "pairs whose runs disagreed, each run in a fresh process: no verdict to trust, none written into an xfail set "
         "(a strict pytest run fails on them unless their xfail entry expects a failure they showed)",
     )

@@ -42,7 +42,7 @@ def stages(report: Report) -> Part:
         bars.append((backend, secs))
     return Part(
         f'<div class="legend-row">{_legend(stages, colours)}</div><div class="chart-row">{stage_bars(bars, stages, colours)}</div>'
-        + table("stage-table", columns, rows, sortable=True),
+        + table("stage-table", columns, rows, stack=True, sortable=True),
         "seconds summed over cases, per backend",
     )
 
@@ -63,6 +63,6 @@ def slowest(report: Report) -> Part:
         for r in shown
     ]
     return Part(
-        table("slowest-table", columns, rows, sortable=True),
+        table("slowest-table", columns, rows, stack=True, sortable=True),
         f"the {len(shown)} slowest of {len(timed):,} timed (case, backend) pairs, seconds per stage; click a column to sort",
     )
