@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from conformance import content
+from conformance import report_dir as files  # by module: RESULTS here is the --results option
 from conformance import settings as defaults
 from conformance.export_modes import DEFAULT_EXPORT_MODE, EXPORT_MODES
 from conformance.settings import Settings
@@ -124,8 +125,8 @@ def writable_file(text: str) -> str:
 
 def report_dir(text: str) -> str:
     """A report directory of an earlier run (it holds results.jsonl)."""
-    if not (Path(text) / "results.jsonl").is_file():
-        raise argparse.ArgumentTypeError(f"{text}: not a report directory (no results.jsonl there)")
+    if not (Path(text) / files.RESULTS).is_file():
+        raise argparse.ArgumentTypeError(f"{text}: not a report directory (no {files.RESULTS} there)")
     return text
 
 
@@ -134,8 +135,8 @@ def baseline(text: str) -> str:
 
 
 def resumable(text: str) -> str:
-    if not (Path(text) / "run.json").is_file():
-        raise argparse.ArgumentTypeError(f"{text}: not a report directory (no run.json)")
+    if not (Path(text) / files.RUN).is_file():
+        raise argparse.ArgumentTypeError(f"{text}: not a report directory (no {files.RUN})")
     return writable_dir(text)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jsonschema
 
-from conformance.nightly.store import ResultsFile
+from conformance.report_dir import ResultsFile
 from conformance.report.build import build_reports
 from conformance.report.history import pair_histories
 from conformance.report.reproduce import pytest_command

@@ -58,7 +58,7 @@ def run(args) -> int:
 def _read(args) -> list:
     from pathlib import Path
 
-    from conformance.nightly.store import latest, read_results
+    from conformance.report_dir import latest, read_results
 
     path = Path(args.results)  # it exists: checked while parsing
     try:

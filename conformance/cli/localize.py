@@ -75,7 +75,7 @@ def run(args) -> int:
 
 
 def _recorded_failure(source: str, case: str, backend: str):
-    from conformance.nightly.store import latest, read_results
+    from conformance.report_dir import latest, read_results
 
     found = [r for r in latest(read_results(Path(source))) if r.key == (case, backend)]
     if not found:

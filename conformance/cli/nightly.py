@@ -9,7 +9,6 @@ the exit status is 1 when a case that passed there fails now.
 from __future__ import annotations
 
 import datetime
-import json
 import signal
 import sys
 import time
@@ -102,7 +101,7 @@ def pick_baseline(args, directory: Path) -> Path | None:
     time. A merged report (every shard) or an unsharded one is compared with
     instead; the cases of other shards then count as `removed`.
     """
-    from conformance.nightly.store import report_dirs
+    from conformance.report_dir import report_dirs
 
     if args.baseline:  # checked while parsing: "none" or a report directory
         return None if args.baseline == "none" else Path(args.baseline)
@@ -112,8 +111,9 @@ def pick_baseline(args, directory: Path) -> Path | None:
 
 def whole_matrix(directory: Path) -> bool:
     """Whether a report covers the whole matrix: unsharded, or merged from all its shards."""
-    run = directory / "run.json"
-    shards = (json.loads(run.read_text()).get("shards") or []) if run.exists() else []
+    from conformance.report_dir import RUN, read_json
+
+    shards = (read_json(directory, RUN) or {}).get("shards") or []
     if not shards:
         return True
     count = int(shards[0].split("/")[1])
@@ -124,12 +124,12 @@ def localize_failures(directory: Path, cases, settings) -> None:
     """--localize: each failing model result of the report, localized and written again with its record.
 
     The results file then holds the pair twice; the later line, with
-    extras["localized"], is the one every reader keeps (store.latest).
+    extras["localized"], is the one every reader keeps (report_dir.latest).
     """
     from conformance.bundles import backend_spec
     from conformance.localize.localizer import attach
     from conformance.localize.record import EXTRAS_KEY, summary
-    from conformance.nightly.store import ResultsFile, latest, read_results
+    from conformance.report_dir import LOCALIZED, ResultsFile, latest, read_results
 
     models = {c.id for c in cases if c.kind == "model"}
     failing = [r for r in latest(read_results(directory)) if r.failed and r.case in models and EXTRAS_KEY not in r.extras]
@@ -137,7 +137,7 @@ def localize_failures(directory: Path, cases, settings) -> None:
     try:
         for number, result in enumerate(failing, start=1):
             print(f"conformance nightly: localizing {result.case} on {result.backend} ({number} of {len(failing)})", file=sys.stderr)
-            record = attach(result, backend_spec(settings, result.backend), settings, directory / "localized")
+            record = attach(result, backend_spec(settings, result.backend), settings, directory / LOCALIZED)
             print(f"  {summary(record)}", file=sys.stderr)
             store.append(result)
     finally:
@@ -179,7 +179,7 @@ def run(args) -> int:
     from conformance.nightly.matrix import HASH, matrix_pairs, plan
     from conformance.nightly.progress import Progress
     from conformance.nightly.record import run_record, utc_now, write_cases, write_run
-    from conformance.nightly.store import ResultsFile, read_results
+    from conformance.report_dir import REPORT_HTML, RUN, ResultsFile, has_results, read_json, read_results
     from conformance.report.build import build_reports
     from conformance.report.tables import backend_table
 
@@ -191,7 +191,7 @@ def run(args) -> int:
     except ValueError as e:
         fail(str(e))
     options = (*resume.RECORDED, *backend_options)
-    run_info = json.loads((Path(args.resume) / "run.json").read_text()) if args.resume else None
+    run_info = read_json(Path(args.resume), RUN) if args.resume else None
     if run_info and resume.KEY in run_info:
         try:
             resume.restore(args, run_info[resume.KEY], options, (*resume.RESULT_OPTIONS, *backend_options), args.resume)
@@ -210,7 +210,7 @@ def run(args) -> int:
 
     if args.resume:
         directory = Path(args.resume)
-        done = {r.key for r in read_results(directory)} if (directory / "results.jsonl").exists() else set()
+        done = {r.key for r in read_results(directory)} if has_results(directory) else set()
     else:
         directory = new_report_dir(Path(args.output_dir))
         run_info = run_record(names, settings, keyword=args.keyword, tags=args.tag, skip_tags=args.skip_tag, workers=args.workers)
@@ -270,11 +270,11 @@ def run(args) -> int:
         localize_failures(directory, cases, settings)
     baseline = pick_baseline(args, directory)
     summary = build_reports(directory, baseline)
-    from conformance.nightly.store import latest
+    from conformance.report_dir import latest
 
     print(backend_table(latest(read_results(directory))))
     changes = summary["changes"]
-    print(f"\nreport: {directory}/report.html (and report.md, summary.json)")
+    print(f"\nreport: {directory / REPORT_HTML} (and report.md, summary.json)")
     if changes["baseline"]:
         print(f"since {changes['baseline']}: {len(changes['newly_failing'])} newly failing, "
               f"{len(changes['newly_passing'])} newly passing, {len(changes['changed'])} failing differently")

@@ -43,7 +43,7 @@ def update(args) -> int:
     from conformance.nightly.matrix import matrix_pairs, plan
     from conformance.nightly.progress import Progress
     from conformance.nightly.executors.lanes import run_jobs
-    from conformance.nightly.store import latest, read_results
+    from conformance.report_dir import latest, read_results
     from conformance.xfail.sets import XfailError, XfailSet
     from conformance.xfail.update import update as apply
 

@@ -9,9 +9,9 @@ run. report/build.py reads them; report/reproduce.py turns run.json's
 from __future__ import annotations
 
 import datetime
-import json
 from pathlib import Path
 
+from conformance.report_dir import CASES, RUN, write_json
 from conformance.settings import Settings
 
 
@@ -52,12 +52,8 @@ def case_snapshot(cases) -> dict:
 
 
 def write_run(directory: Path, run: dict) -> None:
-    from conformance.report.build import RUN
-
-    (Path(directory) / RUN).write_text(json.dumps(run, indent=1, sort_keys=True))
+    write_json(directory, RUN, run)
 
 
 def write_cases(directory: Path, cases) -> None:
-    from conformance.report.build import CASES
-
-    (Path(directory) / CASES).write_text(json.dumps(case_snapshot(cases), indent=0, sort_keys=True))
+    write_json(directory, CASES, case_snapshot(cases))

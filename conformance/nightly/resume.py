@@ -16,13 +16,13 @@ default, so that "not given" can be told from "given the default value";
 from __future__ import annotations
 
 import copy
-import json
 import os
 import shlex
 from pathlib import Path
 
 from conformance import content
 from conformance import run_options as ro
+from conformance.report_dir import RUN, read_json
 
 KEY = "run_options"
 
@@ -58,16 +58,12 @@ def record(args, options) -> dict:
 
 def recorded(directory: Path) -> dict | None:
     """The options a run recorded; None for a run.json written before they were."""
-    from conformance.report.build import RUN
-
-    return json.loads((Path(directory) / RUN).read_text()).get(KEY)
+    return read_json(directory, RUN).get(KEY)
 
 
 def recorded_backends(directory: Path) -> list[str]:
     """The backends run.json names (every run.json has them, options recorded or not)."""
-    from conformance.report.build import RUN
-
-    return list(json.loads((Path(directory) / RUN).read_text()).get("backends") or [])
+    return list(read_json(directory, RUN).get("backends") or [])
 
 
 def restore(args, kept: dict, options, result_options, directory) -> None:

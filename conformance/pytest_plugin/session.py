@@ -19,7 +19,7 @@ from conformance import run_options
 from conformance.backends import loader
 from conformance.cases import registry as reg
 from conformance.nightly.record import run_record, utc_now, write_cases, write_run
-from conformance.nightly.store import RESULTS, ResultsFile
+from conformance.report_dir import LOCALIZED, REPORT_HTML, RESULTS, ResultsFile, has_results
 from conformance.pytest_plugin.items import FULL_RESULT, RUNNER_KEY, CaseItem, Registry, result_from_report
 from conformance.pytest_plugin.runner import ItemRunner
 from conformance.report.tables import backend_table
@@ -51,7 +51,7 @@ def start(config: pytest.Config, specs: list[str]) -> None:
             raise pytest.UsageError(str(e)) from None
     settings = run_options.settings_from(config.option, specs, run_options.backend_options(backends))
     report_dir = run_options.REPORT_DIR.value(config.option)
-    if report_dir and (Path(report_dir) / RESULTS).exists():
+    if report_dir and has_results(Path(report_dir)):
         raise pytest.UsageError(f"--report-dir {report_dir}: it holds a report already ({RESULTS}); choose another directory")
     try:
         sources = reg.sources_of(settings)
@@ -63,7 +63,7 @@ def start(config: pytest.Config, specs: list[str]) -> None:
         config.option.force_short_summary = True
     localize_root = None
     if run_options.LOCALIZE.value(config.option):
-        localize_root = Path(report_dir or "reports").resolve() / "localized"
+        localize_root = Path(report_dir or "reports").resolve() / LOCALIZED
     runner = ItemRunner(settings, backends, xfail_dir, localize_root)
     config.stash[RUNNER_KEY] = runner
     config.pluginmanager.register(ConformanceSession(config, runner, sources), "conformance-session")
@@ -147,7 +147,7 @@ class ConformanceSession:
                 how = "xfail entry expects a failure seen" if known else "fails the run"
                 terminalreporter.write_line(f"  {r.case}[{r.backend}] ({how}): {r.explanation[:300]}")
         if self.report_dir:
-            terminalreporter.write_line(f"report: {Path(self.report_dir) / 'report.html'} (and results.jsonl, report.md, summary.json)")
+            terminalreporter.write_line(f"report: {Path(self.report_dir) / REPORT_HTML} (and {RESULTS}, report.md, summary.json)")
         for line in self.update_lines:
             terminalreporter.write_line(line)
 
