@@ -126,7 +126,7 @@ def localize_failures(directory: Path, cases, settings) -> None:
     The results file then holds the pair twice; the later line, with
     extras["localized"], is the one every reader keeps (report_dir.latest).
     """
-    from conformance.bundles import backend_spec
+    from conformance.rerun import backend_spec
     from conformance.localize.localizer import attach
     from conformance.localize.record import EXTRAS_KEY, summary
     from conformance.report_dir import LOCALIZED, ResultsFile, latest, read_results

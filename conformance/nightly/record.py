@@ -2,7 +2,7 @@
 
 `conformance nightly` writes them before any work (a run killed outright
 stays resumable); `pytest --backend=... --report-dir DIR` at the end of its
-run. report/build.py reads them; report/reproduce.py turns run.json's
+run. report/build.py reads them; rerun.py turns run.json's
 "settings" into the command that reruns one pair.
 """
 

@@ -53,7 +53,7 @@ class ItemRunner:
                 self.results[result.key] = result
         result = self.results.pop(pair)
         if self.localize_root is not None and result.failed and item.case.kind == "model":
-            from conformance.bundles import backend_spec
+            from conformance.rerun import backend_spec
             from conformance.localize.localizer import attach
 
             attach(result, backend_spec(self.settings, result.backend), self.settings, self.localize_root)
@@ -69,7 +69,7 @@ class ItemRunner:
     def reproduce_command(self, result: Result) -> str:
         """How to reproduce a failing pair: its bundle's script when --artifacts wrote one,
         else the pytest command for that pair alone, judged as this run judged it."""
-        from conformance.bundles import rerun_command
+        from conformance.rerun import rerun_command
 
         if result.artifacts:
             return f"sh {shlex.quote(result.artifacts)}/reproduce.sh"

@@ -14,7 +14,7 @@ from conformance.localize.record import localization, summary
 from conformance.report.html.context import Report
 from conformance.report.html.format import clip as clip_end
 from conformance.report.html.style import ordered_stages
-from conformance.report.reproduce import pytest_command
+from conformance.rerun import pytest_command
 from conformance.taxonomy import Status, Verdict
 
 EXPLANATION_EMBEDDED = 4000  # characters of an explanation kept in the blob
@@ -98,7 +98,7 @@ def _cell(report: Report, strings: Strings, case: str, backend: str, stage_pos: 
     }
     if r.failed or r.status == Status.FLAKY:
         fields["details"] = _head(r.details, DETAILS_EMBEDDED) if r.details else None
-        fields["reproduce"] = pytest_command(case, backend, report.settings, xfailed=r.verdict == Verdict.XFAIL)
+        fields["reproduce"] = pytest_command(case, backend, report.settings, no_xfail=r.verdict == Verdict.XFAIL)
         fields["bundle"] = f"{r.artifacts.rstrip('/')}/reproduce.sh" if r.artifacts else None
     if r.timings:
         t = [0] * len(stage_pos)
