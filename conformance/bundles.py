@@ -59,7 +59,7 @@ def save_tensor(t, stem: Path) -> None:
     """`stem`.npy, byte for byte; `stem`.pt (torch.save) for a dtype NumPy cannot hold (fp8, complex32, quantized)."""
     import torch
 
-    from conformance.toolchain.arrays import to_numpy
+    from conformance.arrays import to_numpy
 
     try:
         array = to_numpy(t)
