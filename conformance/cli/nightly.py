@@ -22,17 +22,17 @@ HELP = "run every shipped backend over the registry and write JSON, Markdown and
 
 
 def add_arguments(parser) -> None:
-    from conformance.nightly import resume
+    from conformance.nightly import options, resume
 
     ro.BACKEND.add_to(parser, help="backends to run (comma-separated, repeatable; default: every shipped backend)")
     add_case_arguments(parser)
-    add_group(parser, "run", (ro.OUTPUT_DIR, ro.BASELINE, ro.RESUME, ro.SHARD, ro.DURATIONS, ro.LOCALIZE))
+    add_group(parser, "run", (options.OUTPUT_DIR, ro.BASELINE, options.RESUME, options.SHARD, options.DURATIONS, ro.LOCALIZE))
     where = parser.add_argument_group("where jobs run")
     # -j's default depends on the executor: this machine's CPUs, or a Ray cluster's.
     ro.WORKERS.add_to(where, default=None, help="jobs at once: lanes (supervised processes) on this machine, or Ray actors "
                                                 "(default: this machine's CPU count; with --executor ray, the cluster's)")
-    ro.EXECUTOR.add_to(where)
-    ro.ADDRESS.add_to(where)
+    options.EXECUTOR.add_to(where)
+    options.ADDRESS.add_to(where)
     add_execution_arguments(parser)
     resume.unset_defaults(parser)  # so that a resumed run can tell an option left out from one given
 
