@@ -7,7 +7,11 @@ mode, the determinism check, the case timeout, and the backends' own
 options. A backend's option is written back generically, as `--DEST=VALUE`
 (its dest with dashes: a dest is named after its flag, see
 run_options.Option), a list comma-separated, True as the bare flag; no
-backend's option is known here by name.
+backend's option is known here by name. A run in progress gives a pair's
+command only its own backend's options (pytest refuses an option no backend
+it was given declares); a report, which knows the run from run.json alone,
+gives every backend option the run was given, as run.json does not say
+whose each one is.
 """
 
 from __future__ import annotations
@@ -64,19 +68,30 @@ def option_args(dest: str, value: Any) -> list[str]:
 
 
 def rerun_command(case: str, backend: str, settings: Settings, *, no_xfail: bool = True, xfail_dir: str | None = None) -> str:
-    """The pytest command for a pair of a run in progress: its backend as the run named it
-    (backend_spec), judged by `xfail_dir`'s sets, or by none (--no-xfail)."""
-    return pytest_command(case, backend_spec(settings, backend), settings.to_dict(), no_xfail=no_xfail, xfail_dir=xfail_dir)
+    """The pytest command for a pair of a run in progress: its backend as the run named it, with
+    that backend's own options, judged by `xfail_dir`'s sets, or by none (--no-xfail)."""
+    spec, resolved = _named(settings, backend)
+    data = settings.to_dict()
+    if resolved is not None:
+        own = {option.dest for option in resolved.options}
+        data["options"] = {dest: value for dest, value in settings.options.items() if dest in own}
+    return pytest_command(case, spec, data, no_xfail=no_xfail, xfail_dir=xfail_dir)
 
 
 def backend_spec(settings: Settings, name: str) -> str:
     """The --backend value the run gave for the backend named `name` (a user's may be module:ATTR)."""
+    return _named(settings, name)[0]
+
+
+def _named(settings: Settings, name: str):
+    """(the run's spec for the backend named `name`, that Backend); (name, None) when no spec names it."""
     from conformance.backends import loader
 
     for spec in settings.backends:
         try:
-            if loader.resolve(spec).name == name:
-                return spec
+            backend = loader.resolve(spec)
         except loader.BackendError:
             continue
-    return name
+        if backend.name == name:
+            return spec, backend
+    return name, None

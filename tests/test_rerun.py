@@ -8,8 +8,10 @@ import shlex
 import pytest
 
 from conformance.backends import loader
-from conformance.rerun import option_args, pytest_command
+from conformance.rerun import option_args, pytest_command, rerun_command
+from conformance.settings import Settings
 from tests import fake_backends
+from tests.conftest import fake
 
 
 def test_the_reproduce_command_carries_the_runs_case_sources_suites_seed_and_options():
@@ -44,6 +46,13 @@ def test_any_backends_option_is_written_back_by_its_dest_not_by_name():
         "pytest --backend=optioned --case=tanh --fake-flavours=a,b --verbose-dump --level=2"
     )
     assert option_args("custom_ops", []) == [] and option_args("dump", False) == [] and option_args("x", None) == []
+
+
+def test_a_run_in_progress_gives_a_pair_only_its_own_backends_options():
+    """pytest refuses an option that no backend it was given declares: scripted's command must not carry optioned's."""
+    settings = Settings(backends=[fake("SCRIPTED"), fake("OPTIONED")], options={"fake_flavours": ["a", "b"]})
+    assert rerun_command("tanh", "scripted", settings) == f"pytest --backend={fake('SCRIPTED')} --case=tanh --no-xfail"
+    assert rerun_command("tanh", "optioned", settings) == f"pytest --backend={fake('OPTIONED')} --case=tanh --fake-flavours=a,b --no-xfail"
 
 
 def backend_options():

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from conformance import run_options as ro
-from conformance.cli.common import add_group, fail, resolve_backends
+from conformance.cli.common import add_group, fail
 
 NAME = "localize"
 HELP = "find the op that makes a model case fail on a backend (binary search over its exported graph)"
@@ -44,6 +44,7 @@ def backend_specs(args) -> list[str]:
 def run(args) -> int:
     from conformance.localize.localizer import LocalizeError, localize, workspace_for
     from conformance.localize.record import summary
+    from conformance.run.session import resolve_backends
 
     specs = backend_specs(args)
     if len(specs) != 1:
