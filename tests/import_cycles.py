@@ -75,10 +75,18 @@ def find_cycle(package: Path) -> list[str] | None:
     return None
 
 
-def main(argv: list[str]) -> int:
+def package_given(argv: list[str]) -> Path | None:
+    """The package a script is to read (its argument, else this checkout's); None, having said why, when it is none."""
     package = Path(argv[0]) if argv else DEFAULT_PACKAGE
     if not (package / "__init__.py").is_file():
         print(f"{package} is not a Python package (no __init__.py): give the package's folder, e.g. conformance/")
+        return None
+    return package
+
+
+def main(argv: list[str]) -> int:
+    package = package_given(argv)
+    if package is None:
         return 2
     cycle = find_cycle(package)
     if cycle:

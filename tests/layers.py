@@ -25,9 +25,9 @@ from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: import_cycles.py sits beside it
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from import_cycles import DEFAULT_PACKAGE, imports, modules
+    from import_cycles import DEFAULT_PACKAGE, imports, modules, package_given
 else:
-    from tests.import_cycles import DEFAULT_PACKAGE, imports, modules
+    from tests.import_cycles import DEFAULT_PACKAGE, imports, modules, package_given
 
 
 class Import:
@@ -107,9 +107,8 @@ def floors(package: Path) -> list[list[str]]:
 
 
 def main(argv: list[str]) -> int:
-    package = Path(argv[0]) if argv else DEFAULT_PACKAGE
-    if not (package / "__init__.py").is_file():
-        print(f"{package} is not a Python package (no __init__.py): give the package's folder, e.g. conformance/")
+    package = package_given(argv)
+    if package is None:
         return 2
     found = loops(package)
     for loop in found:
