@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from conformance.nightly.store import ResultsFile  # noqa: E402
+from conformance.report_dir import ResultsFile  # noqa: E402
 from conformance.report.diff import changes  # noqa: E402
 from conformance.report.history import pair_histories  # noqa: E402
 from conformance.report.html import render  # noqa: E402

@@ -50,7 +50,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.nightly.store import ResultsFile  # noqa: E402
+from conformance.report_dir import ResultsFile  # noqa: E402
 from conformance.report.build import build_reports  # noqa: E402
 from conformance.result import Result  # noqa: E402
 

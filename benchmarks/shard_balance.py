@@ -21,7 +21,6 @@ somewhat longer than these sums, about equally each.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from pathlib import Path
@@ -32,6 +31,7 @@ from tabulate import tabulate  # noqa: E402
 
 from conformance.cases.registry import Registry, discover  # noqa: E402
 from conformance.nightly.matrix import Durations, deal, hash_shard  # noqa: E402
+from conformance.report_dir import RUN, read_json  # noqa: E402
 
 
 def shard_times(shard_of: dict[str, int], seconds: dict[str, float], count: int) -> list[float]:
@@ -49,7 +49,7 @@ def main() -> int:
     parser.add_argument("--shards", default="2,3,4,8", help="shard counts (comma-separated)")
     args = parser.parse_args()
 
-    backends = json.loads((Path(args.report) / "run.json").read_text())["backends"]
+    backends = read_json(Path(args.report), RUN)["backends"]
     measured = Durations.load(args.report, backends).seconds
     dealer = Durations.load(args.durations, backends).seconds if args.durations else measured
     noise = random.Random(0)

@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tabulate import tabulate  # noqa: E402
 
 from conformance import run_options  # noqa: E402
+from conformance.nightly import options as nightly_options  # noqa: E402
 from conformance.backends import loader  # noqa: E402
 from conformance.cases.registry import Registry, discover  # noqa: E402
 from conformance.settings import Settings  # noqa: E402
@@ -94,7 +95,7 @@ def main() -> int:
     names = args.executor
     started = {}
     for name in names:
-        run_options.executor(name)
+        nightly_options.executor(name)
         begin = time.monotonic()
         started[name] = executors.start(name, args.workers)
         print(f"{name}: {started[name].describe()}, started in {time.monotonic() - begin:.1f} s", file=sys.stderr)

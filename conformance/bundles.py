@@ -24,8 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance.settings import Settings
 from conformance.paths import safe_name
+from conformance.rerun import rerun_command
+from conformance.settings import Settings
 from conformance.reproducer import COMMANDS, staged_commands, staged_stage
 from conformance.result import Result
 from conformance.toolchain.tools import public_tool_path
@@ -58,7 +59,7 @@ def save_tensor(t, stem: Path) -> None:
     """`stem`.npy, byte for byte; `stem`.pt (torch.save) for a dtype NumPy cannot hold (fp8, complex32, quantized)."""
     import torch
 
-    from conformance.toolchain.arrays import to_numpy
+    from conformance.arrays import to_numpy
 
     try:
         array = to_numpy(t)
@@ -137,33 +138,6 @@ def _write_script(bundle: Path, result: Result, commands: list[list[str]], setti
     path = bundle / "reproduce.sh"
     path.write_text("\n".join(lines) + "\n")
     path.chmod(0o755)
-
-
-def rerun_command(case: str, backend: str, settings: Settings, *, no_xfail: bool = True, xfail_dir: str | None = None) -> str:
-    """The pytest command that reruns one pair as the run ran it (its backend spec, case sources,
-    suites, seed, backend options, case timeout), judged by `xfail_dir`'s sets, or by none (--no-xfail)."""
-    from conformance.settings import DEFAULT_CASE_TIMEOUT
-    from conformance.report.reproduce import pytest_command
-
-    command = pytest_command(case, backend_spec(settings, backend), settings.to_dict(), xfailed=no_xfail)
-    if settings.case_timeout != DEFAULT_CASE_TIMEOUT:
-        command += f" --case-timeout={settings.case_timeout:g}"
-    if xfail_dir and not no_xfail:
-        command += f" --xfail-dir={shlex.quote(xfail_dir)}"
-    return command
-
-
-def backend_spec(settings: Settings, name: str) -> str:
-    """The --backend value the run gave for the backend named `name` (a user's may be module:ATTR)."""
-    from conformance.backends import loader
-
-    for spec in settings.backends:
-        try:
-            if loader.resolve(spec).name == name:
-                return spec
-        except loader.BackendError:
-            continue
-    return name
 
 
 def _readme(result: Result, has_commands: bool) -> str:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from conformance import content
+from conformance import report_dir as files  # by module: RESULTS here is the --results option
 from conformance import settings as defaults
 from conformance.export_modes import DEFAULT_EXPORT_MODE, EXPORT_MODES
 from conformance.settings import Settings
@@ -124,19 +125,13 @@ def writable_file(text: str) -> str:
 
 def report_dir(text: str) -> str:
     """A report directory of an earlier run (it holds results.jsonl)."""
-    if not (Path(text) / "results.jsonl").is_file():
-        raise argparse.ArgumentTypeError(f"{text}: not a report directory (no results.jsonl there)")
+    if not (Path(text) / files.RESULTS).is_file():
+        raise argparse.ArgumentTypeError(f"{text}: not a report directory (no {files.RESULTS} there)")
     return text
 
 
 def baseline(text: str) -> str:
     return text if text == "none" else report_dir(text)
-
-
-def resumable(text: str) -> str:
-    if not (Path(text) / "run.json").is_file():
-        raise argparse.ArgumentTypeError(f"{text}: not a report directory (no run.json)")
-    return writable_dir(text)
 
 
 def results_source(text: str) -> str:
@@ -145,28 +140,6 @@ def results_source(text: str) -> str:
         return report_dir(text)
     if not path.is_file():
         raise argparse.ArgumentTypeError(f"{text}: no such file or directory")
-    return text
-
-
-def shard(text: str):
-    from conformance.nightly.matrix import Shard
-
-    try:
-        return Shard.parse(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e).removeprefix(f"--shard {text}: ").removeprefix("--shard ")) from None
-
-
-def executor(text: str) -> str:
-    """An executor's name (nightly/executors); `ray` only where Ray is installed."""
-    import importlib.util
-
-    from conformance.nightly.executors import NAMES
-
-    if text not in NAMES:
-        raise argparse.ArgumentTypeError(f"expected {' or '.join(NAMES)}, got {text!r}")
-    if text == "ray" and importlib.util.find_spec("ray") is None:
-        raise argparse.ArgumentTypeError("ray is not installed here: pip install 'conformance[ray]'")
     return text
 
 
@@ -378,7 +351,7 @@ LOCALIZE = Option(
     default=False,
 )
 
-# The `conformance` commands' own.
+# The `conformance` commands' own (those of the nightly alone: nightly/options.py).
 WORKERS = Option(
     ("-j", "--workers"),
     "parallel lanes, each a supervised process (default: CPU count)",
@@ -386,55 +359,11 @@ WORKERS = Option(
     default=os.cpu_count() or 1,
     metavar="N",
 )
-OUTPUT_DIR = Option(
-    ("--output-dir",),
-    "where report directories are created (default: reports/)",
-    type=writable_dir,
-    default="reports",
-    metavar="DIR",
-)
 BASELINE = Option(
     ("--baseline",),
     "report to compare with (default: the latest one in --output-dir)",
     type=baseline,
     metavar="DIR|none",
-)
-RESUME = Option(
-    ("--resume",),
-    "finish the interrupted run in DIR, skipping what it already has, with the run's own options (its run.json): "
-    "an option given that changes results (backends and theirs, case selection, --shard, --seed, --batch-size, "
-    "--case-timeout, --memory-limit, --xfail-dir, --no-xfail) must agree with the run's; -j, --cache-dir, "
-    "--no-cache and --artifacts may differ",
-    type=resumable,
-    metavar="DIR",
-)
-SHARD = Option(
-    ("--shard",),
-    "run only shard I of N (cases split by a hash of their id); combine with `conformance merge`",
-    type=shard,
-    metavar="I/N",
-)
-DURATIONS = Option(
-    ("--durations",),
-    "with --shard: balance the shards by the per-pair times of this earlier report (a report directory or its "
-    "results.jsonl), longest cases first; cases it lacks go by the hash",
-    type=results_source,
-    metavar="DIR|FILE",
-    path=True,
-)
-EXECUTOR = Option(
-    ("--executor",),
-    "where the jobs run: lanes (supervised processes on this machine) or ray (actors on a Ray cluster, "
-    "each with its supervised process; needs pip install 'conformance[ray]')",
-    type=executor,
-    default="lanes",
-    metavar="lanes|ray",
-)
-ADDRESS = Option(
-    ("--address",),
-    "with --executor ray: the cluster to join, as `ray start --address` takes it (HOST:PORT, or auto); "
-    "default: a Ray instance started on this machine",
-    metavar="ADDR",
 )
 RESULTS = Option(
     ("--results",),

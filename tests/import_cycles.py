@@ -31,13 +31,14 @@ def modules(package: Path) -> dict[str, Path]:
     return found
 
 
-def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
-    """The package's own modules that `name` imports (`from pkg import sub` counts as importing pkg.sub)."""
+def imports(name: str, path: Path, known: dict[str, Path]) -> dict[str, int]:
+    """The package's own modules that `name` imports, each with the line of its first import
+    (`from pkg import sub` counts as importing pkg.sub)."""
     is_package = path.name == "__init__.py"
-    targets: set[str] = set()
+    targets: dict[str, int] = {}
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
-            targets.update(alias.name for alias in node.names)
+            found = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative: from the module's own package upwards
                 base = name if is_package else name.rpartition(".")[0]
@@ -46,10 +47,18 @@ def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
                 module = f"{base}.{node.module}" if node.module else base
             else:
                 module = node.module or ""
-            for alias in node.names:
-                submodule = f"{module}.{alias.name}"
-                targets.add(submodule if submodule in known else module)
-    return {target for target in targets if target in known and target != name}
+            found = [f"{module}.{alias.name}" if f"{module}.{alias.name}" in known else module for alias in node.names]
+        else:
+            continue
+        for target in found:
+            if target in known and target != name:
+                targets[target] = min(targets.get(target, node.lineno), node.lineno)
+    return targets
+
+
+def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The package's own modules that `name` imports."""
+    return set(imports(name, path, known))
 
 
 def import_graph(package: Path) -> dict[str, set[str]]:
@@ -66,10 +75,18 @@ def find_cycle(package: Path) -> list[str] | None:
     return None
 
 
-def main(argv: list[str]) -> int:
+def package_given(argv: list[str]) -> Path | None:
+    """The package a script is to read (its argument, else this checkout's); None, having said why, when it is none."""
     package = Path(argv[0]) if argv else DEFAULT_PACKAGE
     if not (package / "__init__.py").is_file():
         print(f"{package} is not a Python package (no __init__.py): give the package's folder, e.g. conformance/")
+        return None
+    return package
+
+
+def main(argv: list[str]) -> int:
+    package = package_given(argv)
+    if package is None:
         return 2
     cycle = find_cycle(package)
     if cycle:

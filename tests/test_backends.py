@@ -128,7 +128,7 @@ def test_a_0d_bfloat16_array_stays_0d():
     import numpy as np
     import torch
 
-    from conformance.toolchain.arrays import to_tensor
+    from conformance.arrays import to_tensor
 
     t = to_tensor(np.array(1.5, dtype=ml_dtypes.bfloat16))
     assert (t.shape, t.dtype, t.item()) == (torch.Size([]), torch.bfloat16, 1.5)

@@ -50,7 +50,7 @@ def test_triage_groups_failures_largest_first(tmp_path):
     (tmp_path / "results.jsonl").write_text("".join(r.to_json() + "\n" for r in rows))
     out = cli("triage", str(tmp_path))
     assert out.returncode == 0, out.stderr
-    assert "tosa: 3 failures in 2 groups" in out.stdout
+    assert "3 failures in 2 root-cause groups" in out.stdout
     lines = [l for l in out.stdout.splitlines() if "UNSUPPORTED_OP" in l or "ILLEGAL_TYPE" in l]
     assert lines[0].split()[:3] == ["2", "UNSUPPORTED_OP", "aten.cumsum"] and lines[1].split()[:3] == ["1", "ILLEGAL_TYPE", "tosa.cast"]
     as_json = json.loads(cli("triage", str(tmp_path), "--json").stdout)

@@ -9,7 +9,7 @@ import pytest
 from conformance import run_options
 from conformance.execution.engine import Engine
 from conformance.settings import Settings
-from conformance.report.reproduce import pytest_command
+from conformance.rerun import pytest_command
 from tests.conftest import FIXTURES, fake
 
 CASES = ["size.any_mode", "size.strict"]

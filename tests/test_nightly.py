@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 import jsonschema
 
 from conformance.report.summary import SCHEMA_PATH
-from tests.conftest import FIXTURES, fake
+from tests.conftest import FIXTURES, PROJECT, fake
 
 FILES = {"results.jsonl", "summary.json", "report.md", "report.html", "run.json", "cases.json"}
 
@@ -111,6 +112,18 @@ def test_resume_restores_the_runs_options_and_refuses_conflicting_ones_by_name(t
     # Given the same, they are accepted.
     again = nightly("--resume", str(directory), "--backend", slow, "-k", "not mul", "--seed", "3")
     assert again.returncode == 0 and "0 (case, backend) pairs to run (4 already done)" in again.stderr, again.stderr
+
+
+def test_the_readme_and_the_resume_help_list_exactly_the_options_resume_checks():
+    """The options --resume must agree on are one list (nightly/options.py); the prose copies are made or checked from it."""
+    from conformance.nightly.options import HOW_OPTIONS, RESULT_OPTIONS, RESUME, flags
+
+    readme = " ".join((PROJECT / "README.md").read_text().split())
+    said = re.search(r"An option that changes results \((.*?), and the backends' own options\)(.*?) may differ", readme)
+    assert said, "README.md no longer lists the options --resume checks (the paragraph on --resume)"
+    assert re.findall(r"`([^`]+)`", said.group(1)) == flags(RESULT_OPTIONS)
+    assert re.findall(r"`([^`]+)`", said.group(2)) == flags(HOW_OPTIONS)
+    assert set(flags(RESULT_OPTIONS + HOW_OPTIONS)) <= set(re.findall(r"(?<![\w-])-{1,2}[a-z][\w-]*", RESUME.help)), RESUME.help
 
 
 def test_resuming_a_run_json_without_recorded_options_keeps_its_backends(tmp_path):

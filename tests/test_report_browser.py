@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.nightly.store import ResultsFile
+from conformance.report_dir import ResultsFile
 from conformance.report.build import build_reports
 from conformance.result import Result
 from conformance.taxonomy import Code

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import jsonschema
 
-from conformance.nightly.store import ResultsFile
+from conformance.report_dir import ResultsFile
 from conformance.report.build import build_reports
 from conformance.report.history import pair_histories
-from conformance.report.reproduce import pytest_command
 from conformance.report.summary import SCHEMA_PATH
 from conformance.result import Result
 
@@ -122,18 +121,3 @@ def test_a_pairs_history_says_since_when_it_fails_and_how_often_it_flipped(tmp_p
     # a later report in the same directory is not history
     night(tmp_path, "2026-10-07", results)
     assert pair_histories(last, results).reports == list(plan)
-
-
-def test_the_reproduce_command_carries_the_runs_case_sources_suites_seed_and_options():
-    assert pytest_command("tanh", "tosa", {}) == "pytest --backend=tosa --case=tanh"
-    assert pytest_command("tanh", "tosa", {"suites": ["default"], "seed": 0, "default_cases": True, "case_paths": []}) == (
-        "pytest --backend=tosa --case=tanh"
-    )
-    settings = {"suites": ["opinfo"], "seed": 3, "default_cases": False, "case_paths": ["my cases/dir"],
-                "options": {"custom_ops": ["aten.gelu", "aten.layer_norm"]}}
-    assert pytest_command("odd id[1]", "tosa-selective", settings) == (
-        "pytest --backend=tosa-selective '--case=odd id[1]' --no-default-cases '--cases=my cases/dir' --suite=opinfo --seed=3 "
-        "--custom-ops=aten.gelu,aten.layer_norm"
-    )
-    # an expected failure would pass quietly as XFAIL: the command turns the xfail sets off
-    assert pytest_command("tanh", "tosa", {}, xfailed=True) == "pytest --backend=tosa --case=tanh --no-xfail"

@@ -28,6 +28,11 @@ DEFAULT_SUITE = "default"
 # Suites of other projects shipped with the framework (conformance/cases/sources/):
 # always discovered, loaded only when a run asks for their suite (--suite NAME).
 BUILTIN_SUITES = ("conformance.cases.sources.onnx_node",)
+# `--cases KIND:LOCATION`, a suite living in a checkout of its own: the module reading each KIND,
+# whose `sources(location, spec)` returns its CaseSources. By name: the sources import this module.
+SOURCE_KINDS = {
+    "torch-mlir-e2e": "conformance.cases.sources.torch_mlir_e2e",  # a torch-mlir checkout's e2e registry
+}
 
 
 class RegistryError(Exception):
@@ -116,16 +121,14 @@ def entry_point_sources() -> list[CaseSource]:
 
 def external_sources(spec: str) -> list[CaseSource] | None:
     """The sources of `KIND:LOCATION` (a suite written elsewhere), or None when `spec` is not one."""
-    from conformance.cases.sources import KINDS
-
     kind, colon, location = spec.partition(":")
     if not colon or Path(spec).exists():
         return None
-    if kind not in KINDS:
+    if kind not in SOURCE_KINDS:
         if "/" in kind or not kind.replace("-", "").replace("_", "").isalnum():
             return None  # a path or module that happens to hold a colon: let those rules speak
-        raise RegistryError(f"--cases {spec}: no case source kind {kind!r} (known: {', '.join(sorted(KINDS))})")
-    return importlib.import_module(KINDS[kind]).sources(location, spec)
+        raise RegistryError(f"--cases {spec}: no case source kind {kind!r} (known: {', '.join(sorted(SOURCE_KINDS))})")
+    return importlib.import_module(SOURCE_KINDS[kind]).sources(location, spec)
 
 
 def sources_of(settings) -> list[CaseSource]:

@@ -1,6 +1,8 @@
-"""What the commands that run or select cases share: option groups, backends, selection, errors.
+"""What the commands that run or select cases share: option groups, selection, errors.
 
-The options themselves are declared once, in conformance.run_options.
+The options themselves are declared once, in conformance.run_options (the
+nightly's own in nightly/options.py); backends are resolved by the run layer
+(run/session.resolve_backends), whose RunError main.py shows as a usage error.
 """
 
 from __future__ import annotations
@@ -26,15 +28,6 @@ def add_group(parser: argparse.ArgumentParser, title: str, options) -> None:
 
 def add_case_arguments(parser: argparse.ArgumentParser) -> None:
     add_group(parser, "cases", run_options.CASE_SELECTION)
-
-
-def resolve_backends(specs: list[str]) -> list:
-    from conformance.backends import loader
-
-    try:
-        return [loader.resolve(spec) for spec in specs]
-    except loader.BackendError as e:
-        fail(str(e))
 
 
 def select_cases(args: argparse.Namespace, settings, *, required: bool = False):
@@ -73,6 +66,8 @@ def duration(text: str) -> float:
 
 def one_backend(args: argparse.Namespace, command: str):
     """(its spec, the Backend, the run's Settings) for a command that works on one backend (localize, reduce)."""
+    from conformance.run.session import resolve_backends
+
     specs = run_options.parse_backends(args.backend)
     if len(specs) != 1:
         fail(f"--backend: {command} takes one backend, got {len(specs)} ({', '.join(specs)})")
@@ -84,7 +79,7 @@ def recorded_failure(source: str, case: str, backend: str):
     """The Result of `case` on `backend` in a report (--results), or a usage error naming what is missing."""
     from pathlib import Path
 
-    from conformance.nightly.store import latest, read_results
+    from conformance.report_dir import latest, read_results
 
     found = [r for r in latest(read_results(Path(source))) if r.key == (case, backend)]
     if not found:

@@ -13,7 +13,7 @@ import json
 import os
 
 from conformance import run_options as ro
-from conformance.cli.common import add_case_arguments, fail, resolve_backends, select_cases
+from conformance.cli.common import add_case_arguments, fail, select_cases
 
 NAME = "custom-audit"
 HELP = "tabulate which ops convert to tosa.custom (contract v1) and explain each kind that does not"
@@ -58,7 +58,7 @@ def run(args) -> int:
 def _read(args) -> list:
     from pathlib import Path
 
-    from conformance.nightly.store import latest, read_results
+    from conformance.report_dir import latest, read_results
 
     path = Path(args.results)  # it exists: checked while parsing
     try:
@@ -72,6 +72,7 @@ def _run(args) -> list:
 
     from conformance.execution.planning import plan_jobs
     from conformance.nightly.executors.lanes import run_jobs
+    from conformance.run.session import resolve_backends
 
     (backend,) = resolve_backends([args.backend])
     settings = ro.settings_from(args, [args.backend], args.backend_options)

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from conformance import run_options as ro
-from conformance.cli.common import add_group, duration, fail, resolve_backends
+from conformance.cli.common import add_group, duration, fail
 
 NAME = "fuzz"
 HELP = "generate valid multi-op programs, run them on backends against eager, shrink each new failure to a case file"
@@ -65,6 +65,7 @@ def run(args) -> int:
     from conformance.fuzz.campaign import Campaign, Plan
     from conformance.fuzz.strategies import Config
     from conformance.paths import safe_name
+    from conformance.run.session import resolve_backends
 
     specs = backend_specs(args)
     backends = resolve_backends(specs)

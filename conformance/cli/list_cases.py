@@ -42,14 +42,7 @@ def run(args) -> int:
 
 
 def describe(case) -> dict:
-    return {
-        "id": case.id,
-        "kind": case.kind,
-        "family": case.family,
-        "suite": case.suite,
-        "tags": sorted(case.all_tags),
-        "ops": list(case.ops),
-        "inputs": case.describe_inputs(),
-        "dynamic": case.is_dynamic,
-        "defined_at": case.defined_at,
-    }
+    """A case as cases.json holds it (run/record.case_record), with its id, inputs and where it is defined."""
+    from conformance.run.record import case_record
+
+    return {"id": case.id, **case_record(case), "inputs": case.describe_inputs(), "dynamic": case.is_dynamic, "defined_at": case.defined_at}

@@ -15,7 +15,8 @@ import os
 import sys
 
 from conformance import run_options
-from conformance.cli.common import Parser, fail, resolve_backends
+from conformance.cli.common import Parser, fail
+from conformance.run import RunError
 
 COMMANDS = ["list_cases", "nightly", "localize", "reduce", "fuzz", "merge", "triage", "xfail", "custom_audit"]
 
@@ -40,11 +41,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args, unknown = parser.parse_known_args(argv)
     specs = getattr(args.module, "backend_specs", None)
     if unknown and specs:
-        backends = resolve_backends(specs(args))
+        from conformance.run.session import resolve_backends
+
         group = args.parser.add_argument_group("options of the backends run")
         try:
-            options = run_options.add_backend_options(group, backends)
-        except ValueError as e:
+            options = run_options.add_backend_options(group, resolve_backends(specs(args)))
+        except (RunError, ValueError) as e:
             fail(str(e))
         args = parser.parse_args(argv)
         args.backend_options = options
@@ -56,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     try:
         return args.run(args)
+    except RunError as e:  # what stops a run before it starts: a usage error, as a bad option is
+        fail(str(e))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

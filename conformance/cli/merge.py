@@ -9,7 +9,6 @@ refused, naming what is missing or doubled. Directories that are not shards
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
@@ -71,17 +70,17 @@ def check_shards(runs: dict[Path, dict]) -> str | None:
 
 
 def run(args) -> int:
-    from conformance.nightly.store import ResultsFile, latest, read_results
     from conformance.report.build import build_reports
+    from conformance.report_dir import CASES, RESULTS, RUN, ResultsFile, has_results, latest, read_json, read_results, write_json
 
     dirs = [Path(d) for d in args.directories]
     for d in dirs:
-        if not (d / "results.jsonl").exists() or not (d / "run.json").exists():
-            fail(f"{d} is not a report directory (needs results.jsonl and run.json)")
+        if not has_results(d) or not (d / RUN).exists():
+            fail(f"{d} is not a report directory (needs {RESULTS} and {RUN})")
     resolved = [d.resolve() for d in dirs]
     if len(set(resolved)) < len(dirs):
         fail("not merging: a directory is given twice: " + ", ".join(sorted({str(d) for d, r in zip(dirs, resolved) if resolved.count(r) > 1})))
-    runs = {d: json.loads((d / "run.json").read_text()) for d in dirs}
+    runs = {d: read_json(d, RUN) for d in dirs}
     problem = check_shards(runs)
     if problem:
         fail(f"not merging: {problem}")
@@ -96,7 +95,7 @@ def run(args) -> int:
     if twice:
         fail(f"not merging: {len(twice)} pairs have results in two directories, e.g. {twice[0]}")
     output = Path(args.output) if args.output else dirs[0].parent / f"{dirs[0].name}-merged"
-    if (output / "results.jsonl").exists():
+    if has_results(output):
         fail(f"{output} already holds results; choose another --output")
     output.mkdir(parents=True, exist_ok=True)
     results = [r for rs in per_dir.values() for r in rs]
@@ -106,10 +105,9 @@ def run(args) -> int:
     store.close()
     cases: dict = {}
     for d in dirs:
-        if (d / "cases.json").exists():
-            cases.update(json.loads((d / "cases.json").read_text()))
-    (output / "cases.json").write_text(json.dumps(cases, indent=0, sort_keys=True))
-    (output / "run.json").write_text(json.dumps(merge_runs(list(runs.values())), indent=1, sort_keys=True))
+        cases.update(read_json(d, CASES, {}))
+    write_json(output, CASES, cases)
+    write_json(output, RUN, merge_runs(list(runs.values())))
     baseline = None if args.baseline in (None, "none") else Path(args.baseline)
     build_reports(output, baseline)
     print(f"merged {len(dirs)} report directories ({len(results)} results) into {output}")

@@ -9,31 +9,30 @@ the exit status is 1 when a case that passed there fails now.
 from __future__ import annotations
 
 import datetime
-import json
 import signal
 import sys
 import time
 from pathlib import Path
 
 from conformance import run_options as ro
-from conformance.cli.common import add_case_arguments, add_group, fail, resolve_backends, select_cases
+from conformance.cli.common import add_case_arguments, add_group, fail, select_cases
 
 NAME = "nightly"
 HELP = "run every shipped backend over the registry and write JSON, Markdown and HTML reports"
 
 
 def add_arguments(parser) -> None:
-    from conformance.nightly import resume
+    from conformance.nightly import options, resume
 
     ro.BACKEND.add_to(parser, help="backends to run (comma-separated, repeatable; default: every shipped backend)")
     add_case_arguments(parser)
-    add_group(parser, "run", (ro.OUTPUT_DIR, ro.BASELINE, ro.RESUME, ro.SHARD, ro.DURATIONS, ro.LOCALIZE))
+    add_group(parser, "run", (options.OUTPUT_DIR, ro.BASELINE, options.RESUME, options.SHARD, options.DURATIONS, ro.LOCALIZE))
     where = parser.add_argument_group("where jobs run")
     # -j's default depends on the executor: this machine's CPUs, or a Ray cluster's.
     ro.WORKERS.add_to(where, default=None, help="jobs at once: lanes (supervised processes) on this machine, or Ray actors "
                                                 "(default: this machine's CPU count; with --executor ray, the cluster's)")
-    ro.EXECUTOR.add_to(where)
-    ro.ADDRESS.add_to(where)
+    options.EXECUTOR.add_to(where)
+    options.ADDRESS.add_to(where)
     add_execution_arguments(parser)
     resume.unset_defaults(parser)  # so that a resumed run can tell an option left out from one given
 
@@ -63,25 +62,6 @@ def execution_settings(args, backends: list[str]):
     return ro.settings_from(args, backends, args.backend_options)
 
 
-def judge_with_xfails(args, backend_names: list[str]):
-    """A function setting each Result's verdict from the xfail sets, or None when disabled."""
-    from conformance.xfail.judge import verdict
-    from conformance.xfail.sets import XfailError, XfailSet
-
-    directory = ro.xfail_dir(args)
-    if directory is None:
-        return None
-    try:
-        sets = {name: XfailSet.load(directory, name) for name in backend_names}
-    except XfailError as e:
-        fail(str(e))
-
-    def judge(result):
-        result.verdict = verdict(result, sets[result.backend].get(result.case))
-
-    return judge
-
-
 def new_report_dir(output_dir: Path) -> Path:
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     directory = output_dir / stamp
@@ -102,7 +82,7 @@ def pick_baseline(args, directory: Path) -> Path | None:
     time. A merged report (every shard) or an unsharded one is compared with
     instead; the cases of other shards then count as `removed`.
     """
-    from conformance.nightly.store import report_dirs
+    from conformance.report_dir import report_dirs
 
     if args.baseline:  # checked while parsing: "none" or a report directory
         return None if args.baseline == "none" else Path(args.baseline)
@@ -112,36 +92,35 @@ def pick_baseline(args, directory: Path) -> Path | None:
 
 def whole_matrix(directory: Path) -> bool:
     """Whether a report covers the whole matrix: unsharded, or merged from all its shards."""
-    run = directory / "run.json"
-    shards = (json.loads(run.read_text()).get("shards") or []) if run.exists() else []
+    from conformance.report_dir import RUN, read_json
+
+    shards = (read_json(directory, RUN) or {}).get("shards") or []
     if not shards:
         return True
     count = int(shards[0].split("/")[1])
     return sorted(shards) == sorted(f"{i}/{count}" for i in range(1, count + 1))
 
 
-def localize_failures(directory: Path, cases, settings) -> None:
-    """--localize: each failing model result of the report, localized and written again with its record.
+def localize_failures(writer, run, cases) -> None:
+    """--localize: each failing model result of the report, localized (Run.localize) and written again with its record.
 
     The results file then holds the pair twice; the later line, with
-    extras["localized"], is the one every reader keeps (store.latest).
+    extras["localized"], is the one every reader keeps (report_dir.latest).
     """
-    from conformance.bundles import backend_spec
-    from conformance.localize.localizer import attach
-    from conformance.localize.record import EXTRAS_KEY, summary
-    from conformance.nightly.store import ResultsFile, latest, read_results
+    from conformance.localize.record import summary
+    from conformance.report_dir import LOCALIZED, latest, read_results
+    from conformance.run.session import needs_localizing
 
-    models = {c.id for c in cases if c.kind == "model"}
-    failing = [r for r in latest(read_results(directory)) if r.failed and r.case in models and EXTRAS_KEY not in r.extras]
-    store = ResultsFile(directory)
+    by_id = {c.id: c for c in cases}
+    failing = [r for r in latest(read_results(writer.directory)) if needs_localizing(r, by_id.get(r.case))]
     try:
         for number, result in enumerate(failing, start=1):
             print(f"conformance nightly: localizing {result.case} on {result.backend} ({number} of {len(failing)})", file=sys.stderr)
-            record = attach(result, backend_spec(settings, result.backend), settings, directory / "localized")
+            record = run.localize(result, by_id[result.case], writer.directory / LOCALIZED)
             print(f"  {summary(record)}", file=sys.stderr)
-            store.append(result)
+            writer.add(result)
     finally:
-        store.close()
+        writer.close()
 
 
 def _interrupt(signum, frame):
@@ -177,104 +156,94 @@ def run(args) -> int:
     from conformance.nightly import resume
     from conformance.nightly.executors import Unfinished
     from conformance.nightly.matrix import HASH, matrix_pairs, plan
+    from conformance.nightly.options import RESULT_OPTIONS
     from conformance.nightly.progress import Progress
-    from conformance.nightly.record import run_record, utc_now, write_cases, write_run
-    from conformance.nightly.store import ResultsFile, read_results
-    from conformance.report.build import build_reports
     from conformance.report.tables import backend_table
+    from conformance.report_dir import REPORT_HTML, RUN, has_results, latest, read_json, read_results
+    from conformance.run.record import run_record
+    from conformance.run.session import Run, resolve_backends
+    from conformance.run.writer import ReportWriter
 
-    backends = backend_specs(args)
-    resolved = resolve_backends(backends)
-    names = [backend.name for backend in resolved]
+    specs = backend_specs(args)
+    backends = resolve_backends(specs)
     try:
-        backend_options = ro.backend_options(resolved)
+        backend_options = ro.backend_options(backends)
     except ValueError as e:
         fail(str(e))
     options = (*resume.RECORDED, *backend_options)
-    run_info = json.loads((Path(args.resume) / "run.json").read_text()) if args.resume else None
-    if run_info and resume.KEY in run_info:
+    record = read_json(Path(args.resume), RUN) if args.resume else None
+    if record and resume.KEY in record:
         try:
-            resume.restore(args, run_info[resume.KEY], options, (*resume.RESULT_OPTIONS, *backend_options), args.resume)
+            resume.restore(args, record[resume.KEY], options, (*RESULT_OPTIONS, *backend_options), args.resume)
         except resume.ResumeError as e:
             fail(str(e))
-    elif run_info:
-        print(f"conformance nightly: {args.resume}/run.json does not record the run's options (an older run): "
+    elif record:
+        print(f"conformance nightly: {args.resume}/{RUN} does not record the run's options (an older run): "
               "resuming with the options given now", file=sys.stderr)
     resume.fill_defaults(args, options)
-    args.backend = backends  # recorded as the specs run, the default included
-    settings = ro.settings_from(args, backends, backend_options)
-    registry, cases = select_cases(args, settings, required=True)  # before any directory is made
+    args.backend = specs  # recorded as the specs run, the default included
+    run = Run(ro.settings_from(args, specs, backend_options), backends, ro.xfail_dir(args))
+    registry, cases = select_cases(args, run.settings, required=True)  # before any directory is made
     shard = args.shard
-    durations = load_durations(args, names)
+    durations = load_durations(args, run.names)
     executor = start_executor(args)
 
     if args.resume:
         directory = Path(args.resume)
-        done = {r.key for r in read_results(directory)} if (directory / "results.jsonl").exists() else set()
+        done = {r.key for r in read_results(directory)} if has_results(directory) else set()
     else:
         directory = new_report_dir(Path(args.output_dir))
-        run_info = run_record(names, settings, keyword=args.keyword, tags=args.tag, skip_tags=args.skip_tag, workers=args.workers)
-        run_info["shards"] = [str(shard)] if shard else []
-        run_info[resume.KEY] = resume.record(args, options)
+        record = run_record(run.names, run.settings, keyword=args.keyword, tags=args.tag, skip_tags=args.skip_tag, workers=args.workers)
+        record["shards"] = [str(shard)] if shard else []
+        record[resume.KEY] = resume.record(args, options)
         done = set()
     if shard:  # how the cases were dealt: a resumed shard must deal them alike, and merge takes only alike shards
         dealt = str(durations or HASH)
-        if run_info.setdefault("sharding", dealt) != dealt:
-            fail(f"--durations: {directory} was dealt by {run_info['sharding']}, not by {dealt}; give the run's own --durations")
-    write_cases(directory, cases)
-    # Written before any work: a run killed outright must still be resumable.
-    write_run(directory, run_info)
+        if record.setdefault("sharding", dealt) != dealt:
+            fail(f"--durations: {directory} was dealt by {record['sharding']}, not by {dealt}; give the run's own --durations")
+    writer = ReportWriter(directory, record)
+    writer.start(cases)  # before any work: a run killed outright must still be resumable
 
-    pairs = matrix_pairs([c.id for c in cases], names, shard, done, durations)
+    pairs = matrix_pairs([c.id for c in cases], run.names, shard, done, durations)
     heavy = {c.id for c in cases if c.kind == "model"}
-    jobs = plan(pairs, settings.batch_size, heavy)
-    judge = judge_with_xfails(args, names)
+    jobs = plan(pairs, run.settings.batch_size, heavy)
+    run.check_xfails()
     print(f"conformance nightly: {len(pairs)} (case, backend) pairs to run ({len(done)} already done) "
           f"on {executor.describe()} -> {directory}", file=sys.stderr)
 
-    store = ResultsFile(directory)
     progress = Progress(len(pairs))
     started = time.monotonic()
 
     def sink(result) -> None:
-        if judge:
-            judge(result)
-        store.append(result)
+        if run.xfail_dir is not None:  # with --no-xfail a result keeps no verdict: its status is the outcome
+            run.judge(result)
+        writer.add(result)
         progress.update(result)
 
     interrupted = False
+    stats: dict = {}
     signal.signal(signal.SIGTERM, _interrupt)  # a cancelled CI job: stop as for Ctrl-C, keep the results
     try:
-        stats = executor.run(jobs, settings, sink)
+        stats = executor.run(jobs, run.settings, sink)
     except KeyboardInterrupt:
         interrupted = True
-        stats = {}
     except Unfinished as e:
         print(f"conformance: {e}", file=sys.stderr)
         interrupted = True
-        stats = {}
     finally:
         executor.close()
-        store.close()
         progress.finish()
-        run_info["wall_seconds"] = round(run_info.get("wall_seconds", 0.0) + time.monotonic() - started, 1)
-        run_info["peak_rss_mb"] = max(run_info.get("peak_rss_mb", 0.0), stats.get("peak_rss_mb", 0.0) if stats else 0.0)
-        if not interrupted:
-            run_info["finished"] = utc_now()
-        write_run(directory, run_info)
+        writer.stop(time.monotonic() - started, finished=not interrupted, peak_rss_mb=(stats or {}).get("peak_rss_mb", 0.0))
     if interrupted:
         print(f"interrupted: the finished results are kept in {directory}; finish with --resume {directory}", file=sys.stderr)
         return 130
 
     if args.localize:
-        localize_failures(directory, cases, settings)
-    baseline = pick_baseline(args, directory)
-    summary = build_reports(directory, baseline)
-    from conformance.nightly.store import latest
-
+        localize_failures(writer, run, cases)
+    summary = writer.build(pick_baseline(args, directory))
     print(backend_table(latest(read_results(directory))))
     changes = summary["changes"]
-    print(f"\nreport: {directory}/report.html (and report.md, summary.json)")
+    print(f"\nreport: {directory / REPORT_HTML} (and report.md, summary.json)")
     if changes["baseline"]:
         print(f"since {changes['baseline']}: {len(changes['newly_failing'])} newly failing, "
               f"{len(changes['newly_passing'])} newly passing, {len(changes['changed'])} failing differently")

@@ -22,18 +22,17 @@ def run(args) -> int:
     from tabulate import tabulate
 
     from conformance.execution.reruns import ATTEMPTS, in_a_word
-    from conformance.nightly.store import latest, read_results, report_dirs
     from conformance.report.triage import root_causes
+    from conformance.report_dir import CASES, has_results, latest, read_json, read_results, report_dirs
     from conformance.taxonomy import Status
 
     source = Path(args.source) if args.source else (report_dirs(Path("reports")) or [None])[-1]
-    if source is None or not (source.is_file() or (source / "results.jsonl").exists()):
+    if source is None or not (source.is_file() or has_results(source)):
         fail(f"no results found at {args.source or 'reports/'}; run `conformance nightly` first or name a report directory")
     results = latest(read_results(source))
     if args.backend:
         results = [r for r in results if r.backend in set(args.backend)]
-    cases_file = (source if source.is_dir() else source.parent) / "cases.json"
-    cases = json.loads(cases_file.read_text()) if cases_file.exists() else {}
+    cases = read_json(source if source.is_dir() else source.parent, CASES, {})
     groups = root_causes(results, cases)
     if args.json:
         print(json.dumps([g.to_dict() for g in groups], indent=1))

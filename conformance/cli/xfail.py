@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from conformance import run_options as ro
-from conformance.cli.common import add_case_arguments, fail, resolve_backends, select_cases
+from conformance.cli.common import add_case_arguments, fail, select_cases
 
 NAME = "xfail"
 HELP = "rewrite the xfail sets from a run (update) or check them against the registry (check)"
@@ -43,8 +43,9 @@ def update(args) -> int:
     from conformance.nightly.matrix import matrix_pairs, plan
     from conformance.nightly.progress import Progress
     from conformance.nightly.executors.lanes import run_jobs
-    from conformance.nightly.store import latest, read_results
+    from conformance.report_dir import latest, read_results
     from conformance.xfail.sets import XfailError, XfailSet
+    from conformance.run.session import resolve_backends
     from conformance.xfail.update import update as apply
 
     specs = backend_specs(args)

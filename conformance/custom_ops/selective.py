@@ -29,7 +29,7 @@ from conformance.backends.protocol import CaseRun, StageFailure, shared
 from conformance.custom_ops import convert, partition, verify
 from conformance.run_options import Option, comma_list
 from conformance.taxonomy import Code
-from conformance.toolchain.arrays import to_numpy
+from conformance.arrays import to_numpy
 from conformance.toolchain.iree import TARGET_FLAGS, Compiled, compile_command, from_iree
 from conformance.toolchain.lowerings import TOSA
 from conformance.toolchain.mlir import write_ir

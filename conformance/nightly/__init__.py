@@ -1,1 +1,1 @@
-"""The nightly matrix: which pairs run (and in which shard), where they run (executors/), the results store, progress."""
+"""The nightly matrix: which pairs run (and in which shard), where they run (executors/), progress, its own options and --resume."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Iterable, Mapping
 
 from conformance.execution.planning import Pair, plan_jobs
 from conformance.settings import DEFAULT_CASE_TIMEOUT
-from conformance.nightly.store import RESULTS, latest, read_results
+from conformance.report_dir import RESULTS, RUN, latest, read_json, read_results
 from conformance.result import Result
 
 HASH = "hash"  # how shards are dealt without --durations (run.json's "sharding")
@@ -74,8 +73,7 @@ class Durations:
         """From a report directory or its results.jsonl, counting only `backends` (the ones this run runs)."""
         path = Path(source)
         path = path / RESULTS if path.is_dir() else path
-        run = path.parent / "run.json"
-        timeout = json.loads(run.read_text()).get("settings", {}).get("case_timeout") if run.exists() else None
+        timeout = (read_json(path.parent, RUN) or {}).get("settings", {}).get("case_timeout")
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
         return cls(case_seconds(latest(read_results(path)), backends, timeout or DEFAULT_CASE_TIMEOUT), digest)
 

@@ -4,9 +4,9 @@ run.json records the run's options under "run_options": each option's value
 by its dest, in a plain form (backends as a list of specs, paths absolute,
 the shard as I/N). `--resume DIR` takes back every option the command line
 leaves out. One it gives must agree with the run if it changes results
-(RESULT_OPTIONS, and the backends' own options): a report holds one run,
-never the halves of two. The others (HOW_OPTIONS: -j, the compile cache,
---artifacts) only change how the rest is run, and may differ.
+(options.RESULT_OPTIONS, and the backends' own options): a report holds one
+run, never the halves of two. The others (options.HOW_OPTIONS: -j, the
+compile cache, --artifacts) only change how the rest is run, and may differ.
 
 The nightly command declares the recorded options with None as their
 default, so that "not given" can be told from "given the default value";
@@ -16,22 +16,16 @@ default, so that "not given" can be told from "given the default value";
 from __future__ import annotations
 
 import copy
-import json
 import os
 import shlex
 from pathlib import Path
 
 from conformance import content
 from conformance import run_options as ro
+from conformance.nightly.options import HOW_OPTIONS, RESULT_OPTIONS, SHARD, shard
+from conformance.report_dir import RUN, read_json
 
 KEY = "run_options"
-
-RESULT_OPTIONS = (
-    ro.BACKEND, ro.CASES, ro.NO_DEFAULT_CASES, ro.SUITE, ro.KEYWORD, ro.TAG, ro.SKIP_TAG, ro.SHARD,
-    ro.SEED, ro.CASE_TIMEOUT, ro.MEMORY_LIMIT, ro.BATCH_SIZE, ro.XFAIL_DIR, ro.NO_XFAIL, ro.EXPORT_MODE, ro.RERUNS, ro.DURATIONS,
-    ro.CHECK_DETERMINISM,
-)  # fmt: skip
-HOW_OPTIONS = (ro.WORKERS, ro.CACHE_DIR, ro.NO_CACHE, ro.ARTIFACTS)
 RECORDED = RESULT_OPTIONS + HOW_OPTIONS
 
 
@@ -58,16 +52,12 @@ def record(args, options) -> dict:
 
 def recorded(directory: Path) -> dict | None:
     """The options a run recorded; None for a run.json written before they were."""
-    from conformance.report.build import RUN
-
-    return json.loads((Path(directory) / RUN).read_text()).get(KEY)
+    return read_json(directory, RUN).get(KEY)
 
 
 def recorded_backends(directory: Path) -> list[str]:
     """The backends run.json names (every run.json has them, options recorded or not)."""
-    from conformance.report.build import RUN
-
-    return list(json.loads((Path(directory) / RUN).read_text()).get("backends") or [])
+    return list(read_json(directory, RUN).get("backends") or [])
 
 
 def restore(args, kept: dict, options, result_options, directory) -> None:
@@ -99,7 +89,7 @@ def plain(option, value):
     """`value` in a form JSON keeps and two runs compare: backends a list, paths absolute, the shard I/N."""
     if option is ro.BACKEND:
         return [_absolute_spec(spec) for spec in ro.parse_backends(value)] if value else None
-    if option is ro.SHARD:
+    if option is SHARD:
         return str(value) if value else None
     if option.path:
         if value is None and option.dest in _IMPLIED:
@@ -113,8 +103,8 @@ def plain(option, value):
 
 
 def from_plain(option, value):
-    if option is ro.SHARD and value:
-        return ro.shard(value)
+    if option is SHARD and value:
+        return shard(value)
     return copy.copy(value)
 
 

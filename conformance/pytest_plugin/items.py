@@ -21,7 +21,7 @@ from conformance.localize.record import localization, summary
 from conformance.result import Result
 from conformance.taxonomy import Verdict
 from conformance.execution.reruns import ATTEMPTS, describe
-from conformance.xfail.judge import describe_expected, fails_strict_run, verdict
+from conformance.xfail.judge import describe_expected, fails_strict_run
 from conformance.xfail.sets import Entry
 
 PROPERTY = "conformance.result"
@@ -91,7 +91,7 @@ class CaseSourceCollector(ExplainsRegistryErrors, pytest.Collector):
             if other is not case:
                 raise RegistryError(f"duplicate case id {case.id!r}: defined at {other.defined_at} and at {case.defined_at}")
             runner.cases[case.id] = case
-            for backend in runner.backends:
+            for backend in runner.run.backends:
                 node_id = f"{case.id}[{backend.name}]"
                 yield CaseItem.from_parent(self, name=node_id, nodeid=node_id, case=case, backend=backend)
 
@@ -116,9 +116,7 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         runner = self.config.stash[RUNNER_KEY]
         result = runner.result_for(self)
-        entry = runner.xfail_entry(self.backend.name, self.case.id)
-        judged = verdict(result, entry)
-        result.verdict = judged
+        judged, entry = runner.run.judge(result)
         self.result = result
         self.user_properties.append((PROPERTY, _summary_json(result)))
         if judged == Verdict.SKIP:
@@ -138,7 +136,7 @@ class CaseItem(pytest.Item):
         if not excinfo.errisinstance(ConformanceFailure):
             return super().repr_failure(excinfo)
         runner = self.config.stash[RUNNER_KEY]
-        return failure_text(excinfo.value, runner.reproduce_command(excinfo.value.result))
+        return failure_text(excinfo.value, runner.run.reproduce_command(excinfo.value.result))
 
     def reportinfo(self):
         path, _, line = self.case.defined_at.rpartition(":")

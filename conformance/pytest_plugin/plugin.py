@@ -34,11 +34,12 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     rootdir.restart_if_misled(early_config)
     known = parser.parse_known_args(args, namespace=copy.copy(early_config.option))
     if specs := run_options.parse_backends(run_options.BACKEND.value(known)):
-        from conformance.pytest_plugin.session import resolve_backends
+        from conformance.run import RunError
+        from conformance.run.session import resolve_backends
 
         try:
             run_options.add_backend_options(parser.getgroup(GROUP), resolve_backends(specs))
-        except ValueError as e:
+        except (RunError, ValueError) as e:
             raise pytest.UsageError(str(e)) from None
     return (yield)
 

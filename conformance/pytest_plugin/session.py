@@ -2,7 +2,9 @@
 
 Collection is the registry (items.Registry, through pytest's own collection
 machinery), each item is judged against its backend's xfail set, and the run
-ends with a summary table per backend.
+ends with a summary table per backend. The run itself (backends, judging,
+--localize, the report directory) is the run layer's (run/), as for
+`conformance nightly`: this is pytest's front end over it.
 """
 
 from __future__ import annotations
@@ -16,45 +18,36 @@ import pytest
 from tabulate import tabulate
 
 from conformance import run_options
-from conformance.backends import loader
 from conformance.cases import registry as reg
-from conformance.nightly.record import run_record, utc_now, write_cases, write_run
-from conformance.nightly.store import RESULTS, ResultsFile
 from conformance.pytest_plugin.items import FULL_RESULT, RUNNER_KEY, CaseItem, Registry, result_from_report
 from conformance.pytest_plugin.runner import ItemRunner
 from conformance.report.tables import backend_table
 from conformance.report.triage import root_causes
+from conformance.report_dir import LOCALIZED, REPORT_HTML, RESULTS, has_results
 from conformance.result import Result
+from conformance.run import RunError
+from conformance.run.record import case_snapshot, run_record
+from conformance.run.session import Run
+from conformance.run.writer import ReportWriter
 from conformance.taxonomy import Status
 from conformance.xfail.judge import expected_flaky
-from conformance.xfail.sets import XfailError, XfailSet
+from conformance.xfail.sets import XfailSet
 from conformance.xfail.update import update
 
 ROOT_CAUSES_SHOWN = 10
 
 
-def resolve_backends(specs: list[str]) -> list:
-    try:
-        return [loader.resolve(spec) for spec in specs]
-    except loader.BackendError as e:
-        raise pytest.UsageError(str(e)) from None
-
-
 def start(config: pytest.Config, specs: list[str]) -> None:
-    """Check everything the run needs before it starts, then register the session."""
-    backends = resolve_backends(specs)
-    xfail_dir = run_options.xfail_dir(config.option)
-    for backend in backends if xfail_dir else ():
-        try:  # a broken xfail file stops the run before any work is done
-            XfailSet.load(xfail_dir, backend.name)
-        except XfailError as e:
-            raise pytest.UsageError(str(e)) from None
-    settings = run_options.settings_from(config.option, specs, run_options.backend_options(backends))
+    """Check everything the run needs before it starts (a broken xfail file included), then register the session."""
+    try:
+        run = Run.from_options(config.option, specs)
+    except RunError as e:
+        raise pytest.UsageError(str(e)) from None
     report_dir = run_options.REPORT_DIR.value(config.option)
-    if report_dir and (Path(report_dir) / RESULTS).exists():
+    if report_dir and has_results(Path(report_dir)):
         raise pytest.UsageError(f"--report-dir {report_dir}: it holds a report already ({RESULTS}); choose another directory")
     try:
-        sources = reg.sources_of(settings)
+        sources = reg.sources_of(run.settings)
     except reg.RegistryError as e:
         raise pytest.UsageError(str(e)) from None
     # A failure's text starts with its one-line summary; on CI (or with -vv) pytest would
@@ -63,8 +56,8 @@ def start(config: pytest.Config, specs: list[str]) -> None:
         config.option.force_short_summary = True
     localize_root = None
     if run_options.LOCALIZE.value(config.option):
-        localize_root = Path(report_dir or "reports").resolve() / "localized"
-    runner = ItemRunner(settings, backends, xfail_dir, localize_root)
+        localize_root = Path(report_dir or "reports").resolve() / LOCALIZED
+    runner = ItemRunner(run, localize_root)
     config.stash[RUNNER_KEY] = runner
     config.pluginmanager.register(ConformanceSession(config, runner, sources), "conformance-session")
 
@@ -80,7 +73,7 @@ class ConformanceSession:
         self.report_dir = run_options.REPORT_DIR.value(config.option)
         self.started = time.monotonic()
         if self.report_dir and not self.is_worker:
-            self.run = run_record([b.name for b in runner.backends], runner.settings, keyword=config.option.keyword or None)
+            self.record = run_record(runner.run.names, runner.run.settings, keyword=config.option.keyword or None)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> bool | None:
@@ -93,7 +86,7 @@ class ConformanceSession:
     @pytest.hookimpl(tryfirst=True)
     def pytest_collect_directory(self, path, parent):
         if path == self.config.rootpath:
-            suites = self.runner.settings.suites
+            suites = self.runner.run.settings.suites
             wanted = run_options.CASE.value(self.config.option)
             return Registry.from_parent(parent, path=path, sources=self.sources, suites=suites, wanted=wanted)
         return None
@@ -128,7 +121,8 @@ class ConformanceSession:
         terminalreporter.section("conformance summary")
         for line in backend_table(self.results).splitlines():
             terminalreporter.write_line(line)
-        groups = root_causes(self.results, self._case_ops()) if any(r.failed for r in self.results) else []
+        # cases.json's content: a failure naming no op of its own is grouped under its case's one op
+        groups = root_causes(self.results, case_snapshot(self._cases())) if any(r.failed for r in self.results) else []
         if groups:
             shown = groups[:ROOT_CAUSES_SHOWN]
             terminalreporter.write_line(f"\nlargest root-cause groups ({len(shown)} of {len(groups)}):")
@@ -143,11 +137,11 @@ class ConformanceSession:
         if flaky:
             terminalreporter.write_line(f"\nflaky pairs ({len(flaky)}): their runs disagree, each in a fresh process")
             for r in sorted(flaky, key=lambda r: r.key):
-                known = expected_flaky(r, self.runner.xfail_entry(r.backend, r.case))
+                known = expected_flaky(r, self.runner.run.xfail_entry(r.backend, r.case))
                 how = "xfail entry expects a failure seen" if known else "fails the run"
                 terminalreporter.write_line(f"  {r.case}[{r.backend}] ({how}): {r.explanation[:300]}")
         if self.report_dir:
-            terminalreporter.write_line(f"report: {Path(self.report_dir) / 'report.html'} (and results.jsonl, report.md, summary.json)")
+            terminalreporter.write_line(f"report: {Path(self.report_dir) / REPORT_HTML} (and {RESULTS}, report.md, summary.json)")
         for line in self.update_lines:
             terminalreporter.write_line(line)
 
@@ -157,7 +151,7 @@ class ConformanceSession:
             return None
         from conformance.pytest_plugin.scheduling import GroupScheduling
 
-        return GroupScheduling(config, log, batch_size=self.runner.settings.batch_size)
+        return GroupScheduling(config, log, batch_size=self.runner.run.settings.batch_size)
 
     @functools.cached_property
     def _known_cases(self) -> dict:
@@ -165,7 +159,7 @@ class ConformanceSession:
         if self.runner.cases:
             return self.runner.cases
         try:
-            return {c.id: c for c in reg.Registry.load(self.sources, self.runner.settings.suites)}
+            return {c.id: c for c in reg.Registry.load(self.sources, self.runner.run.settings.suites)}
         except reg.RegistryError:  # the workers have reported it
             return {}
 
@@ -173,28 +167,19 @@ class ConformanceSession:
         """The cases of the run's results, in the order they finished."""
         return [self._known_cases[i] for i in dict.fromkeys(r.case for r in self.results) if i in self._known_cases]
 
-    def _case_ops(self) -> dict[str, dict]:
-        """Each case's declared ops, to group failures that name no op of their own."""
-        return {c.id: {"ops": list(c.ops)} for c in self._cases()}
-
     def _write_report(self, directory: Path) -> None:
         """The run's report directory, as a nightly run writes one (--report-dir)."""
-        from conformance.report.build import build_reports
-
-        directory.mkdir(parents=True, exist_ok=True)
-        store = ResultsFile(directory)
+        writer = ReportWriter(directory, self.record)
+        writer.start(self._cases())
         for result in self.results:
-            store.append(result)
-        store.close()
-        write_cases(directory, self._cases())
-        self.run.update(finished=utc_now(), wall_seconds=round(time.monotonic() - self.started, 1))
-        write_run(directory, self.run)
-        build_reports(directory, baseline=None)
+            writer.add(result)
+        writer.stop(time.monotonic() - self.started, finished=True)
+        writer.build(baseline=None)
 
     def _update_xfails(self) -> list[str]:
-        known = {c.id for c in reg.Registry.load(self.sources, self.runner.settings.suites)}
+        known = {c.id for c in reg.Registry.load(self.sources, self.runner.run.settings.suites)}
         lines = ["xfail sets updated:"]
-        for backend in self.runner.backends:
+        for backend in self.runner.run.backends:
             xfails = XfailSet.load(run_options.xfail_sets_dir(self.config.option), backend.name)
             report = update(xfails, self.results, known)
             xfails.save()

@@ -2,28 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from conformance.nightly.store import latest, read_results
 from conformance.report import markdown
 from conformance.report.diff import changes
-from conformance.report.history import SUMMARY, pair_histories, pass_rate_history
+from conformance.report.history import pair_histories, pass_rate_history
 from conformance.report.summary import build_summary
-
-RUN = "run.json"
-CASES = "cases.json"
-
-
-def load_json(path: Path, default=None):
-    return json.loads(path.read_text()) if path.exists() else default
+from conformance.report_dir import CASES, REPORT_HTML, REPORT_MD, RUN, SUMMARY, latest, read_json, read_results, write_json
 
 
 def build_reports(directory: Path, baseline: Path | None) -> dict:
     directory = Path(directory)
     results = latest(read_results(directory))
-    run = load_json(directory / RUN, {})
-    cases = load_json(directory / CASES, {})
+    run = read_json(directory, RUN, {})
+    cases = read_json(directory, CASES, {})
     base = latest(read_results(baseline)) if baseline else None
     diff = changes(results, base, baseline.name if baseline else None)
     summary = build_summary(results, run, cases, diff, pass_rate_history(directory))
@@ -31,12 +23,12 @@ def build_reports(directory: Path, baseline: Path | None) -> dict:
         {"report": directory.name, "started": run.get("started"), "pass_rate": {b: s["pass_rate"] for b, s in summary["backends"].items()}}
     )
     summary["sections"] = extra_sections(results)
-    (directory / SUMMARY).write_text(json.dumps(summary, indent=1, sort_keys=True))
-    (directory / "report.md").write_text(markdown.render(summary), encoding="utf-8")
+    write_json(directory, SUMMARY, summary)
+    (directory / REPORT_MD).write_text(markdown.render(summary), encoding="utf-8")
     from conformance.report import html
 
     page = html.render(summary, results, cases, pair_histories(directory, results))
-    (directory / "report.html").write_text(page, encoding="utf-8")
+    (directory / REPORT_HTML).write_text(page, encoding="utf-8")
     return summary
 
 

@@ -13,9 +13,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.nightly.store import RESULTS, report_dirs
+from conformance.report_dir import RESULTS, SUMMARY, report_dirs
 
-SUMMARY = "summary.json"
 PAIR_HISTORY_REPORTS = 30  # the nights a pair's history looks back on, this one included
 
 # One character per (pair, report): what the pair did that night.

@@ -27,7 +27,7 @@ import torch
 
 from conformance.backends.protocol import Backend, BatchFailure, CaseRun, NotRun, StageFailure, batched
 from conformance.taxonomy import Code
-from conformance.toolchain.arrays import to_numpy, to_runtime, to_tensor
+from conformance.arrays import to_numpy, to_runtime, to_tensor
 from conformance.toolchain.iree_targets import DEFAULT, CompileTarget, compile_target, missing_device
 from conformance.toolchain.mlir import write_ir, write_ir_once
 from conformance.toolchain.tools import ToolError, run_tool

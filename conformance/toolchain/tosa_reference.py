@@ -25,7 +25,7 @@ import torch
 
 from conformance.backends.protocol import CaseRun, StageFailure
 from conformance.taxonomy import Code
-from conformance.toolchain.arrays import to_numpy, to_tensor
+from conformance.arrays import to_numpy, to_tensor
 from conformance.toolchain.lowerings import TOSA
 from conformance.toolchain.mlir import walk, write_ir_once
 from conformance.toolchain.tools import ToolError, run_tool, tosa_tools_prefixes, tosa_tools_site

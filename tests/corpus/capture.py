@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from conformance.classify import parser_text  # noqa: E402
-from conformance.nightly.store import read_results  # noqa: E402
+from conformance.report_dir import read_results  # noqa: E402
 from conformance.paths import safe_name  # noqa: E402
 
 HERE = Path(__file__).parent

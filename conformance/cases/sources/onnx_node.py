@@ -253,7 +253,7 @@ def _tensor(value: Any, what: str, sequences: bool = False):
     import numpy as np
 
     from conformance.cases.spec import CaseUnavailable
-    from conformance.toolchain.arrays import to_tensor
+    from conformance.arrays import to_tensor
 
     if value is None:
         raise CaseUnavailable(f"{what} is an empty optional: the case API passes tensors only", skip=True)

@@ -36,7 +36,7 @@ from conformance.report.html.context import Report
 from conformance.report.html.format import clip as clip_end
 from conformance.report.html.matrix import NOT_RUN, look
 from conformance.report.html.style import ordered_stages
-from conformance.report.reproduce import pytest_command
+from conformance.rerun import pytest_command
 from conformance.result import Result
 from conformance.taxonomy import Status, Verdict
 
@@ -149,7 +149,7 @@ def _details(report: Report, r: Result, stage_pos: dict[str, int]) -> dict:
     if r.failed or r.status == Status.FLAKY:
         if r.details:
             out[KEYS["details"]] = _head(r.details, DETAILS_EMBEDDED)
-        out[KEYS["reproduce"]] = pytest_command(r.case, r.backend, report.settings, xfailed=r.verdict == Verdict.XFAIL)
+        out[KEYS["reproduce"]] = pytest_command(r.case, r.backend, report.settings, no_xfail=r.verdict == Verdict.XFAIL)
         if r.artifacts:
             out[KEYS["bundle"]] = f"{r.artifacts.rstrip('/')}/reproduce.sh"
     if r.timings:

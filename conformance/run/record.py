@@ -1,16 +1,14 @@
-"""run.json and cases.json: how a run was made, and the cases it covered.
+"""run.json and cases.json: how a run was made, and the cases it covered (their names: report_dir.py).
 
 `conformance nightly` writes them before any work (a run killed outright
 stays resumable); `pytest --backend=... --report-dir DIR` at the end of its
-run. report/build.py reads them; report/reproduce.py turns run.json's
+run (run/writer.py). report/build.py reads them; rerun.py turns run.json's
 "settings" into the command that reruns one pair.
 """
 
 from __future__ import annotations
 
 import datetime
-import json
-from pathlib import Path
 
 from conformance.settings import Settings
 
@@ -22,7 +20,8 @@ def utc_now() -> str:
 def run_record(backends: list[str], settings: Settings, **more_settings) -> dict:
     """run.json's content as a run starts: the backends' names, the settings that shape results,
     the toolchain and the machine. `more_settings`: what the front end adds (-k, tags, lanes)."""
-    from conformance.report.summary import machine, toolchain_versions
+    from conformance.report.summary import machine
+    from conformance.toolchain.versions import toolchain_versions
 
     return {
         "started": utc_now(),
@@ -46,18 +45,11 @@ def run_record(backends: list[str], settings: Settings, **more_settings) -> dict
     }
 
 
+def case_record(case) -> dict:
+    """A case as the reports know it: kind, family, declared ops, tags, suite (`conformance list --json` adds more)."""
+    return {"kind": case.kind, "family": case.family, "ops": list(case.ops), "tags": sorted(case.all_tags), "suite": case.suite}
+
+
 def case_snapshot(cases) -> dict:
-    """cases.json: what the reports need of each case, so they never read today's registry."""
-    return {c.id: {"kind": c.kind, "family": c.family, "ops": list(c.ops), "tags": sorted(c.all_tags), "suite": c.suite} for c in cases}
-
-
-def write_run(directory: Path, run: dict) -> None:
-    from conformance.report.build import RUN
-
-    (Path(directory) / RUN).write_text(json.dumps(run, indent=1, sort_keys=True))
-
-
-def write_cases(directory: Path, cases) -> None:
-    from conformance.report.build import CASES
-
-    (Path(directory) / CASES).write_text(json.dumps(case_snapshot(cases), indent=0, sort_keys=True))
+    """cases.json: each case by its id, so the reports never read today's registry."""
+    return {c.id: case_record(c) for c in cases}

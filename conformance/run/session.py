@@ -1,0 +1,109 @@
+"""A Run: what both front ends hold while pairs run, and what they do with each Result.
+
+pytest's session (pytest_plugin/) and `conformance nightly` (cli/nightly.py)
+each build one from their command line: the backends resolved from their
+specs, the Settings, and where the xfail sets are (none with --no-xfail).
+Each Result that comes back is judged against its backend's set, a failing
+model is localized (--localize), and a failure says how to rerun it, the
+same way in both. What stops a run before it starts is a RunError, whose
+message each front end shows as its usage error.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from conformance import content, rerun
+from conformance import run_options as ro
+from conformance.result import Result
+from conformance.run import RunError
+from conformance.settings import Settings
+from conformance.taxonomy import Verdict
+from conformance.xfail.judge import verdict
+from conformance.xfail.sets import Entry, XfailError, XfailSet
+
+
+def resolve_backends(specs: list[str]) -> list:
+    """The Backend each --backend spec names, in order (RunError naming a spec that names none)."""
+    from conformance.backends import loader
+
+    try:
+        return [loader.resolve(spec) for spec in specs]
+    except loader.BackendError as e:
+        raise RunError(str(e)) from None
+
+
+def needs_localizing(result: Result, case) -> bool:
+    """--localize takes failing model cases (an op case is its own localization), each once."""
+    from conformance.localize.record import EXTRAS_KEY
+
+    return result.failed and case is not None and case.kind == "model" and EXTRAS_KEY not in result.extras
+
+
+@dataclass
+class Run:
+    settings: Settings
+    backends: list  # resolved from settings.backends, in that order
+    xfail_dir: str | None  # None: --no-xfail, every failure is a FAIL
+    _sets: dict[str, XfailSet] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_options(cls, namespace, specs: list[str]) -> Run:
+        """The run a command line asks for: its backends resolved, their options read, its xfail sets checked."""
+        backends = resolve_backends(specs)
+        run = cls(ro.settings_from(namespace, specs, ro.backend_options(backends)), backends, ro.xfail_dir(namespace))
+        run.check_xfails()
+        return run
+
+    @property
+    def names(self) -> list[str]:
+        return [backend.name for backend in self.backends]
+
+    # -- judging ---------------------------------------------------------------
+
+    def check_xfails(self) -> None:
+        """Load every backend's xfail set now: a broken file stops the run before any work, naming file and line."""
+        for name in self.names if self.xfail_dir else ():
+            self._set(name)
+
+    def _set(self, backend: str) -> XfailSet:
+        if backend not in self._sets:
+            try:
+                self._sets[backend] = XfailSet.load(self.xfail_dir, backend)
+            except XfailError as e:
+                raise RunError(str(e)) from None
+        return self._sets[backend]
+
+    def xfail_entry(self, backend: str, case_id: str) -> Entry | None:
+        """The failure the pair's xfail set expects; None when it expects none, or with --no-xfail."""
+        return None if self.xfail_dir is None else self._set(backend).get(case_id)
+
+    def judge(self, result: Result) -> tuple[Verdict, Entry | None]:
+        """Set the result's verdict from its xfail entry (xfail/judge.py); return both."""
+        entry = self.xfail_entry(result.backend, result.case)
+        result.verdict = verdict(result, entry)
+        return result.verdict, entry
+
+    # -- after a pair ----------------------------------------------------------
+
+    def localize(self, result: Result, case, root: Path, log: Callable[[str], None] = lambda line: None) -> dict | None:
+        """--localize: a failing model's op to blame, recorded in its extras (workspaces under `root`);
+        None, and nothing done, for a result that needs none."""
+        if not needs_localizing(result, case):
+            return None
+        from conformance.localize.localizer import attach
+
+        return attach(result, rerun.backend_spec(self.settings, result.backend), self.settings, root, log)
+
+    def reproduce_command(self, result: Result) -> str:
+        """How to reproduce a failing pair: its bundle's script when --artifacts wrote one, else the
+        pytest command for that pair alone, judged as this run judged it."""
+        if result.artifacts:
+            return f"sh {shlex.quote(result.artifacts)}/reproduce.sh"
+        custom = self.xfail_dir and str(Path(self.xfail_dir).resolve())
+        if custom == str(content.DEFAULT_XFAIL_DIR.resolve()):
+            custom = None
+        return rerun.rerun_command(result.case, result.backend, self.settings, no_xfail=self.xfail_dir is None, xfail_dir=custom)
