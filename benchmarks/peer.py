@@ -76,6 +76,9 @@ NIGHTS = {
     "night:iree": "iree-base-compiler=next,iree-base-runtime=next",
 }
 PEER_STAGES = ["eager", "export", "decompose", "import+lower", "compile", "load (JIT)"]
+# Both sides run as on a user's machine, where Python keeps the bytecode it compiles: a sandbox that sets
+# PYTHONDONTWRITEBYTECODE makes every process compile torch-mlir's e2e test modules (and ours) again, ~1 CPU-s.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 PREFIX = "torch-mlir."  # the torch-mlir-e2e source's case ids: PREFIX + test name
 
 
@@ -143,7 +146,7 @@ def run_peer(checkout: Path, backend: str, names_file: Path, scratch: Path) -> d
     """torch-mlir's harness in a process of its own: wall from start to end, its peak RSS, per-test outcomes."""
     out = scratch / f"peer-{backend}.json"
     command = [sys.executable, str(RUNNER), "--checkout", str(checkout), "--backend", backend, "--tests", str(names_file), "--json", str(out)]
-    report, wall, usage = run_measured(command, out, f"torch-mlir's runner failed on {backend}")
+    report, wall, usage = run_measured(command, out, f"torch-mlir's runner failed on {backend}", env=ENV)
     outcomes = Counter(t["outcome"] for t in report["tests"])
     stages = Counter()
     for t in report["tests"]:
@@ -161,7 +164,7 @@ def run_ours(tree: Path, case_paths: list[str], keyword: str, backend: str, cach
     command = [str(CONFORMANCE), "nightly", "--backend", backend, *(f"--cases={c}" for c in case_paths), "--no-default-cases",
                "-k", keyword, "-j", "1", "--no-xfail", f"--cache-dir={cache}", "--batch-size", str(batch), "--reruns", str(reruns),
                f"--output-dir={reports}", "--baseline", "none"]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = {**ENV, "PYTHONPATH": str(tree)}
     env.pop("CONFORMANCE_PRETEND_VERSIONS", None)
     if pretend:
         env["CONFORMANCE_PRETEND_VERSIONS"] = pretend
