@@ -144,6 +144,27 @@ def localize_failures(directory: Path, cases, settings) -> None:
         store.close()
 
 
+def plan_time(args, settings, pairs, cases, names: list[str], baseline: Path | None):
+    """Budgets for the pairs whose history allows one (execution/budgets.py), and the run's ETA plan (nightly/eta.py)."""
+    from conformance.execution import budgets
+    from conformance.nightly.eta import Eta, History, plan
+    from conformance.xfail.sets import XfailError, XfailSet
+
+    history = History.of_report(baseline, settings.case_timeout)
+    pinned = {}
+    directory = ro.xfail_dir(args)
+    if directory is not None:
+        try:
+            for name in names:
+                pinned.update({(case, name): entry.code for case, entry in XfailSet.load(directory, name).entries.items()})
+        except XfailError as e:
+            fail(str(e))
+    settings.budgets = budgets.plan(pairs, pinned, history.timings, settings.case_timeout)
+    hangs = {pair: settings.budgets[budgets.key(*pair)] for pair in pairs if pinned.get(pair) == "TIMEOUT" and budgets.key(*pair) in settings.budgets}
+    planned = plan(pairs, {c.id: c.kind for c in cases}, history, hangs)
+    return Eta(planned, history.overhead, args.workers), history.source
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -229,11 +250,13 @@ def run(args) -> int:
     heavy = {c.id for c in cases if c.kind == "model"}
     jobs = plan(pairs, settings.batch_size, heavy)
     judge = judge_with_xfails(args, names)
+    eta, measured_by = plan_time(args, settings, pairs, cases, names, pick_baseline(args, directory))
     print(f"conformance nightly: {len(pairs)} (case, backend) pairs to run ({len(done)} already done) "
           f"on {executor.describe()} -> {directory}", file=sys.stderr)
 
     store = ResultsFile(directory)
-    progress = Progress(len(pairs))
+    progress = Progress(len(pairs), eta=eta)
+    progress.announce(measured_by)
     started = time.monotonic()
 
     def sink(result) -> None:
