@@ -119,3 +119,11 @@ def test_a_pretended_version_must_be_spelled_name_equals_version(monkeypatch):
     monkeypatch.setenv(PRETEND, "torch-mlir")
     with pytest.raises(ValueError, match="NAME=VERSION"):
         pretended_versions()
+
+
+def test_a_refusal_of_the_frontend_is_not_run_again_but_a_failure_after_the_compiler_is(nights, tmp_path, monkeypatch):
+    from conformance.execution.reruns import ATTEMPTS, TRANSLATION
+
+    refused = nights["cold"]["add.empty"]
+    assert refused.stage == "lower" and refused.extras.get(TRANSLATION) and ATTEMPTS not in refused.extras, refused
+    # The other half is test_a_rerun_reuses_the_lowered_ir_of_its_first_run_but_compiles_again: a wrong answer runs twice.

@@ -61,6 +61,19 @@ NOT_CACHED = {Code.CRASH, Code.TIMEOUT, Code.TOOL_MISSING, Code.UNKNOWN}
 CACHE_INPUT = "cache_input"  # CaseRun.notes: the file cache_input() wrote, the IR handed to the compiler
 
 
+def frontend_failure(backend, stage: str, code: str) -> bool:
+    """A failure of the frontend's translation: a parsed cause in a stage before the backend's compiler
+    (its cache stage). It depends on the case and the frontend's versions alone, as the lowered key says:
+    stored at once and not re-run (reruns.py)."""
+    stages = backend.stages
+    return (
+        backend.cache_stage is not None
+        and stage in stages
+        and stages.index(stage) < stages.index(backend.cache_stage)
+        and code not in NOT_CACHED
+    )
+
+
 class CacheUse:
     """One run's use of the store: its case keys mix in the run's backend options.
 
