@@ -58,6 +58,9 @@ from conformance.execution.compile_cache_store import (
 from conformance.taxonomy import Code
 
 NOT_CACHED = {Code.CRASH, Code.TIMEOUT, Code.TOOL_MISSING, Code.UNKNOWN}
+# The largest lowered IR kept under its lowered key: a model's IR, its weights printed, runs to hundreds
+# of MB, and kept for every backend it would push compiled artifacts out of the bounded store.
+LOWERED_LIMIT_BYTES = 64 * 2**20
 CACHE_INPUT = "cache_input"  # CaseRun.notes: the file cache_input() wrote, the IR handed to the compiler
 
 
@@ -177,7 +180,8 @@ class CacheUse:
         for it in items:
             start = time.perf_counter()
             source = it.run.notes[CACHE_INPUT] = backend.cache_input(it.value, it.run)
-            if not it.lowered_from_cache and it.lowered_key is not None:  # what the frontend made, for a night with a new compiler
+            # What the frontend made, for a re-run and for a night with a new compiler.
+            if not it.lowered_from_cache and it.lowered_key is not None and source.stat().st_size <= LOWERED_LIMIT_BYTES:
                 self.store.put_lowered(it.lowered_key, {"blob": self.store.put_blob(source), "extras": dict(it.run.extras)})
             it.ir_key = digest(source, backend.flags(), compiler_versions(backend))
             hit = self.store.ir(it.ir_key) if self.reads else None
