@@ -204,6 +204,7 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH)
     parser.add_argument("--reruns", type=int, default=DEFAULT_RERUNS, help=f"as nightly's --reruns (default {DEFAULT_RERUNS})")
     parser.add_argument("--before", type=Path, help="another conformance tree (e.g. a checkout of main) run beside this one, as 'before'")
+    parser.add_argument("--before-cold-only", action="store_true", help="run --before's tree cold only (its verdicts and cold figures)")
     parser.add_argument("--no-peer", action="store_true", help="conformance only")
     parser.add_argument("--no-warm", action="store_true", help="cold runs only (no warm run, no next night)")
     parser.add_argument("--nights", default="torch-mlir,iree", help="the next nights measured (comma-separated; '' for none)")
@@ -252,7 +253,8 @@ def main() -> int:
                     cache = Path(tempfile.mkdtemp(prefix="cache-", dir=scratch))
                     ours = (versions[kind], case_paths, keyword, backend)
                     rest = (args.batch_size, args.reruns, scratch)
-                    for what in ["cold", *(["warm"] if not args.no_warm else []), *nights]:
+                    whats = ["cold"] if kind == "before" and args.before_cold_only else ["cold", *(["warm"] if not args.no_warm else []), *nights]
+                    for what in whats:
                         load_before = load()
                         if what.startswith("night:"):  # each night from the cache the cold run filled, as it was
                             night_cache = Path(tempfile.mkdtemp(prefix="night-", dir=scratch))
