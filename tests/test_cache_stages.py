@@ -7,6 +7,7 @@ are the installed ones. The cases run through the real tosa backend.
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -127,3 +128,25 @@ def test_a_refusal_of_the_frontend_is_not_run_again_but_a_failure_after_the_comp
     refused = nights["cold"]["add.empty"]
     assert refused.stage == "lower" and refused.extras.get(TRANSLATION) and ATTEMPTS not in refused.extras, refused
     # The other half is test_a_rerun_reuses_the_lowered_ir_of_its_first_run_but_compiles_again: a wrong answer runs twice.
+
+
+def test_lowered_ir_that_does_not_parse_back_runs_the_stages_again(tmp_path):
+    """IR the compiler's parser rejects (a lowering's bug) may be rejected by ours too: a miss, never a crash."""
+    cache = tmp_path / "cache"
+    cold = run(cache)
+    for record in (cache / "lowered").rglob("*.json"):
+        blob = cache / "blobs" / json.loads(record.read_text())["blob"][:2] / json.loads(record.read_text())["blob"]
+        blob.chmod(0o644)
+        blob.write_text("this is not MLIR")
+        record.write_text(json.dumps({**json.loads(record.read_text()), "blob": _put(cache, blob)}))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(PRETEND, NEW_IREE)
+        night = run(cache)
+    assert verdicts(night) == verdicts(cold)
+    assert all("export" in r.timings for r in night.values())
+
+
+def _put(cache, blob):
+    from conformance.execution.compile_cache_store import CompileCache
+
+    return CompileCache(cache).put_blob(blob)

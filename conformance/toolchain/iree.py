@@ -135,8 +135,9 @@ class IreeBackend(TorchMlirBackend):
 
     def cache_input_load(self, path: Path, case_run: CaseRun):
         # The stored bytes are the compile's input as they are: not printed again, so the IR key is theirs.
+        module = parse_ir(path, self.pipeline)  # first: IR the parser rejects leaves no note behind
         case_run.notes[COMPILE_INPUT] = shutil.copyfile(path, case_run.workdir / COMPILE_INPUT)
-        return parse_ir(path, self.pipeline)
+        return module
 
     def cache_store(self, entry: Entry) -> tuple[Path, dict]:
         return entry.compiled.vmfb, {"function": entry.function, "compile_stats": entry.stats}

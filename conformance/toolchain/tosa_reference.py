@@ -104,8 +104,9 @@ class TosaReferenceBackend(TorchMlirBackend):
 
     def cache_input_load(self, path: Path, case_run: CaseRun):
         # The stored bytes are the compile's input as they are: not printed again, so the IR key is theirs.
+        module = parse_ir(path, self.pipeline)  # first: IR the parser rejects leaves no note behind
         case_run.notes["model.mlir"] = shutil.copyfile(path, case_run.workdir / "model.mlir")
-        return parse_ir(path, self.pipeline)
+        return module
 
     def cache_store(self, model: Serialized) -> tuple[Path, dict]:
         return model.flatbuffer, {"outputs": model.outputs}
