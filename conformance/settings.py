@@ -31,6 +31,8 @@ class Settings:
     suites: list[str] = field(default_factory=lambda: ["default"])
     seed: int = 0
     case_timeout: float = DEFAULT_CASE_TIMEOUT  # seconds without progress before TIMEOUT
+    # Shorter silence limits of some pairs, from their history ("case\tbackend" -> seconds: execution/budgets.py)
+    budgets: dict[str, float] = field(default_factory=dict)
     memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB  # a child above this is replaced between jobs
     memory_kill_mb: int = DEFAULT_MEMORY_KILL_MB  # a child (with its compilers) above this is killed at once
     batch_size: int = DEFAULT_BATCH  # op cases compiled together by batching backends

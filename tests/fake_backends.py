@@ -18,6 +18,7 @@ from conformance.backends.protocol import Backend, BatchFailure, batched
 from conformance.run_options import Option, comma_list
 from conformance.backends.protocol import shared
 from conformance.toolchain.iree import IreeBackend
+from conformance.toolchain.lowerings import TOSA
 from conformance.toolchain.mlir import PipelineError, run_pipeline
 from conformance.toolchain.torch_mlir import CONTRACT_PIPELINE, TorchMlirBackend, check_result_types
 
@@ -616,3 +617,26 @@ class TwoNumericBugs(Backend):
 
 
 TWO_NUMERIC_BUGS = TwoNumericBugs()
+
+
+class CountedWrongTosa(IreeBackend):
+    """The real tosa backend, counting its exports and compiles per case ($FAKE_FLAKY_STATE), every answer off by one."""
+
+    name = "counted-wrong-tosa"
+    lowering = TOSA
+
+    def export(self, _, case_run):
+        count_run(f"{self.name}-export", case_run.case.id)
+        return super().export(_, case_run)
+
+    @batched
+    def compile(self, lowered, case_runs):
+        for case_run in case_runs:
+            count_run(f"{self.name}-compile", case_run.case.id)
+        return super().compile(lowered, case_runs)
+
+    def run(self, entry, inputs, case_run):
+        return super().run(entry, inputs, case_run) + 1
+
+
+COUNTED_WRONG_TOSA = CountedWrongTosa()

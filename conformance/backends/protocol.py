@@ -191,11 +191,24 @@ class Backend:
     # -- the compile cache (optional): name the stage whose output is stored --
 
     cache_stage: str | None = None
+    # The toolchain packages (toolchain/versions.py's names) that `cache_stage` and `run` depend on:
+    # a new release of one re-does those stages only; every other version keys the stages before
+    # (compile_cache_store.py). `cpu` (the host CPU's model) belongs only to an artifact compiled for the host.
+    compiler_tools: tuple[str, ...] = ()
+    runtime_tools: tuple[str, ...] = ()
 
     def cache_input(self, value: Any, case_run: CaseRun) -> Path:
         """Write the exact input of `cache_stage` (the IR handed to the compiler) to a file.
 
         The cache hashes the file; the stage may reuse it rather than print the IR again.
+        """
+        raise NotImplementedError
+
+    def cache_input_load(self, path: Path, case_run: CaseRun) -> Any:
+        """The value `cache_stage` takes, rebuilt from a file cache_input() wrote (the lowered IR).
+
+        Lets a night with a new compiler skip every stage before it; a backend
+        without it (NotImplementedError) runs them.
         """
         raise NotImplementedError
 

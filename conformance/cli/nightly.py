@@ -123,6 +123,20 @@ def localize_failures(writer, run, cases) -> None:
         writer.close()
 
 
+def plan_time(run, pairs, cases, baseline: Path | None, lanes: int):
+    """Budgets for the pairs whose history allows one (execution/budgets.py), and the run's ETA plan (nightly/eta.py)."""
+    from conformance.execution import budgets
+    from conformance.nightly.eta import Eta, History, plan
+
+    settings = run.settings
+    history = History.of_report(baseline, settings.case_timeout)
+    pinned = {pair: entry.code for pair in pairs if (entry := run.xfail_entry(pair[1], pair[0])) is not None}
+    settings.budgets = budgets.plan(pairs, pinned, history.timings, settings.case_timeout)
+    hangs = {pair: settings.budgets[budgets.key(*pair)] for pair in pairs if pinned.get(pair) == "TIMEOUT" and budgets.key(*pair) in settings.budgets}
+    planned = plan(pairs, {c.id: c.kind for c in cases}, history, hangs)
+    return Eta(planned, history.overhead, lanes), history.source
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -208,10 +222,12 @@ def run(args) -> int:
     heavy = {c.id for c in cases if c.kind == "model"}
     jobs = plan(pairs, run.settings.batch_size, heavy)
     run.check_xfails()
+    eta, measured_by = plan_time(run, pairs, cases, pick_baseline(args, directory), args.workers)
     print(f"conformance nightly: {len(pairs)} (case, backend) pairs to run ({len(done)} already done) "
           f"on {executor.describe()} -> {directory}", file=sys.stderr)
 
-    progress = Progress(len(pairs))
+    progress = Progress(len(pairs), eta=eta)
+    progress.announce(measured_by)
     started = time.monotonic()
 
     def sink(result) -> None:

@@ -3,21 +3,34 @@
 How a run uses it (which stages a hit skips, what is stored when) is
 compile_cache_use.py; this module is the store and its keys.
 
-Three stores under one directory:
+Four stores under one directory:
 
-    blobs/ab/<sha256>          compiled artifacts (a .vmfb, a .tosa), named by their content
+    blobs/ab/<sha256>          compiled artifacts (a .vmfb, a .tosa) and lowered IR, named by their content
     ir/ab/<key>.json           IR key -> blob + metadata (e.g. which function of the module)
     cases/ab/<key>.json        case key -> IR key, or a deterministic failure before compile
+    lowered/ab/<key>.json      lowered key -> the IR handed to the compiler (a blob), or a failure before it
 
-The IR key is the hash of the exact IR handed to the compiler, the backend's
-flags and the toolchain versions. The case key is the hash of what the case
-is (case_fingerprint): its program (the torch calls its module makes, with
+Each key names what its stage depends on, and nothing more, so a new
+release of one tool re-does only the stages that tool takes part in:
+
+    lowered key  what the case is (case_fingerprint) + the backend and its flags
+                 + every version but the compiler's and the runtime's (torch,
+                 torch-mlir, ...): export, import and lowering
+    IR key       the exact IR bytes handed to the compiler + the flags + the
+                 compiler's version (and the host CPU's model, only for an
+                 artifact compiled for `host`): the compile
+    case key     the lowered key's inputs + every version: the whole walk up
+                 to `run`, which is always run
+
+What the case is: its program (the torch calls its module makes, with
 their arguments, weights and constants: call_trace.py), the bytes of its
-inputs and of its stored reference outputs, if it has them, its declaration,
-the backend and its flags, and the toolchain. A re-run of unchanged cases finds its IR key
-without exporting or lowering anything, then its artifact without
-compiling; a constant read from a data file, or inputs from a changed
-`gen=` or loader, change the key.
+inputs and of its stored reference outputs, if it has them, and its
+declaration. A run of unchanged cases finds its IR key without exporting or
+lowering anything, then its artifact without compiling; a night with a new
+IREE finds each case's lowered IR (exports nothing) and compiles it; a night
+with a new torch-mlir exports and lowers again and compiles only IR that
+changed. A constant read from a data file, or inputs from a changed `gen=`
+or loader, change every key.
 
 Safe under parallel workers: every file is written to a temporary name and
 renamed into place. A blob whose content does not match its name (a torn
@@ -37,14 +50,18 @@ from pathlib import Path
 from conformance.digests import digest, values_digest
 
 # 2: case records carry extras["mutations"]; 3: lowering failures name the torch ops left unconverted;
-# 4: case keys hash the module's torch calls and the input and reference bytes, not source files
-FORMAT = 4
+# 4: case keys hash the module's torch calls and the input and reference bytes, not source files;
+# 5: keys per stage (lowered, IR, case), each naming only the versions its stage depends on
+FORMAT = 5
 DEFAULT_LIMIT_BYTES = 4 * 2**30
+
+
+HOST_CPU = "cpu"  # toolchain()'s entry for the host CPU's model: only an artifact compiled for `host` depends on it
 
 
 @functools.cache
 def toolchain() -> dict[str, str | None]:
-    """Versions whose change must invalidate every entry (and the host CPU IREE compiles for)."""
+    """Every version a stage may depend on, the machine's architecture, and the host CPU's model."""
     import platform
 
     from conformance.toolchain.versions import toolchain_versions
@@ -52,12 +69,31 @@ def toolchain() -> dict[str, str | None]:
     versions: dict[str, str | None] = {"format": str(FORMAT), **toolchain_versions()}
     versions["machine"] = platform.machine()
     try:
-        versions["cpu"] = next(
+        versions[HOST_CPU] = next(
             (line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), None
         )
     except OSError:
-        versions["cpu"] = None
+        versions[HOST_CPU] = None
     return versions
+
+
+def compiler_versions(backend) -> dict[str, str | None]:
+    """What the backend's cache stage (its compiler) depends on besides the IR and flags: the IR key's versions."""
+    versions = toolchain()
+    # A backend that names no compiler shares no artifact with another: its name stands in for the compiler.
+    named = {t: versions.get(t) for t in backend.compiler_tools} or {"backend": backend.name}
+    return {"format": versions["format"], "machine": versions["machine"], **named}
+
+
+def frontend_versions(backend) -> dict[str, str | None]:
+    """Every version but the compiler's, the runtime's and the host CPU: the lowered key's."""
+    later = {*backend.compiler_tools, *backend.runtime_tools, HOST_CPU}
+    return {k: v for k, v in toolchain().items() if k not in later}
+
+
+def all_versions(backend) -> dict[str, str | None]:
+    """Every version, and the host CPU's model only when the backend's compiler depends on it: the case key's."""
+    return {k: v for k, v in toolchain().items() if k != HOST_CPU or HOST_CPU in backend.compiler_tools}
 
 
 @functools.cache
@@ -158,6 +194,12 @@ class CompileCache:
             return None
         path = self.blob(record["blob"])
         return (path, record["meta"]) if path else None
+
+    def put_lowered(self, lowered_key: str, record: dict) -> None:
+        self._write(self._path("lowered", lowered_key, ".json"), json.dumps(record).encode())
+
+    def lowered(self, lowered_key: str) -> dict | None:
+        return self._read_json("lowered", lowered_key)
 
     def put_case(self, case_key: str, record: dict) -> None:
         self._write(self._path("cases", case_key, ".json"), json.dumps(record).encode())

@@ -4,12 +4,18 @@ Three points of a backend's walk through its stages meet the cache:
 
     resume          before any stage, each case is looked up by its case key:
                     a compiled artifact skips every stage up to `run`; a cached
-                    deterministic failure is replayed (re-classified by today's parsers)
-    compile         the cache stage itself: an IR already compiled (its IR key)
-                    is loaded instead of compiled; fresh artifacts are stored
-                    under their IR key and case key
-    record_failure  a failure before `run` is stored under the case key; for
-                    one after it (a wrong answer), the IR it was compiled from
+                    deterministic failure is replayed (re-classified by today's parsers).
+                    Else by its lowered key: the IR the frontend handed the
+                    compiler skips every stage before the compiler (a night
+                    with a new compiler exports nothing); a failure of the
+                    frontend is replayed as above
+    compile         the cache stage itself: each pair's input IR is stored under
+                    its lowered key; an IR already compiled (its IR key) is loaded
+                    instead of compiled; fresh artifacts are stored under their
+                    IR key and case key
+    record_failure  a failure before `run` is stored under the case key (and one
+                    before the compiler under the lowered key too); for one after
+                    it (a wrong answer), the IR it was compiled from
 
 With --artifacts a failing pair's bundle holds the IR entering the failing
 stage and that stage's replay, as a cold run writes them. So a cached
@@ -21,8 +27,10 @@ compiler before (record_failure kept it): its run replay recompiles that IR.
 reruns it through pytest.)
 
 With re-runs on (--reruns), a failure is stored only once a re-run has
-reproduced it exactly, and a re-run reads nothing (reruns.py): a replayed
-failure was seen twice. Crashes and timeouts are never cached (they may not recur), nor are missing
+reproduced it exactly, and a re-run reads no artifact and no failure
+(reruns.py): a replayed failure was seen twice. It does read the lowered IR
+its first run stored: a re-run redoes what may differ from one process to
+the next, the compiler and the runtime, not the frontend's translation. Crashes and timeouts are never cached (they may not recur), nor are missing
 tools or failures no parser recognises (a broken install looks like that: an
 environment problem, not the case's, and it must not outlive its repair).
 The store itself, and what goes into the keys, is compile_cache_store.py.
@@ -31,6 +39,7 @@ The store itself, and what goes into the keys, is compile_cache_store.py.
 from __future__ import annotations
 
 import shutil
+import sys
 import time
 import weakref
 from typing import Callable
@@ -39,11 +48,34 @@ from conformance.cases.spec import Stored
 from conformance.classify import Classification, classify_text, parser_text
 from conformance.digests import values_digest
 from conformance.execution.call_trace import trace_digest
-from conformance.execution.compile_cache_store import CompileCache, case_fingerprint, digest, toolchain
+from conformance.execution.compile_cache_store import (
+    CompileCache,
+    all_versions,
+    case_fingerprint,
+    compiler_versions,
+    digest,
+    frontend_versions,
+)
 from conformance.taxonomy import Code
 
 NOT_CACHED = {Code.CRASH, Code.TIMEOUT, Code.TOOL_MISSING, Code.UNKNOWN}
+# The largest lowered IR kept under its lowered key: a model's IR, its weights printed, runs to hundreds
+# of MB, and kept for every backend it would push compiled artifacts out of the bounded store.
+LOWERED_LIMIT_BYTES = 64 * 2**20
 CACHE_INPUT = "cache_input"  # CaseRun.notes: the file cache_input() wrote, the IR handed to the compiler
+
+
+def frontend_failure(backend, stage: str, code: str) -> bool:
+    """A failure of the frontend's translation: a parsed cause in a stage before the backend's compiler
+    (its cache stage). It depends on the case and the frontend's versions alone, as the lowered key says:
+    stored at once and not re-run (reruns.py)."""
+    stages = backend.stages
+    return (
+        backend.cache_stage is not None
+        and stage in stages
+        and stages.index(stage) < stages.index(backend.cache_stage)
+        and code not in NOT_CACHED
+    )
 
 
 class CacheUse:
@@ -58,7 +90,7 @@ class CacheUse:
         self.store = store
         self.options = options
         self.bundles = bundles  # --artifacts: a failing pair's bundle needs its IR (see above)
-        self.reads = reads  # False: look nothing up, only store (a re-run, see reruns.py)
+        self.reads = reads  # False: look up no artifact and no failure, only lowered IR (a re-run, see reruns.py)
         # case id -> (its first input tensor, weakly; the digests of what it is): the backends of a
         # job share one CaseRun, digested once; the next job's tensors are new objects.
         self._known: dict[str, tuple[weakref.ref | None, str]] = {}
@@ -82,11 +114,14 @@ class CacheUse:
         self._known[case_run.case.id] = (weakref.ref(first) if first is not None else None, found)
         return found
 
-    def _case_key(self, backend, it) -> str:
-        return digest(self._fingerprint(it.run), backend.name, backend.flags(), toolchain())
+    def _set_keys(self, backend, it) -> None:
+        fingerprint = self._fingerprint(it.run)
+        it.case_key = digest(fingerprint, backend.name, backend.flags(), all_versions(backend))
+        it.lowered_key = digest(fingerprint, backend.name, backend.flags(), frontend_versions(backend))
 
     def resume(self, backend, items) -> list[tuple]:
-        """Look `items` up by case key; a hit on an artifact skips them ahead to `run`.
+        """Look `items` up by case key, then by lowered key: an artifact skips them ahead to `run`,
+        a lowered IR to the cache stage.
 
         Returns the cached failures, (item, stage, failure), for the caller to report.
         """
@@ -94,9 +129,11 @@ class CacheUse:
         run_index = backend.stages.index("run")
         for it in items:
             start = time.perf_counter()
-            it.case_key = self._case_key(backend, it)
+            self._set_keys(backend, it)
             record = self.store.case(it.case_key) if self.reads else None
             if record is None:
+                self._resume_lowered(backend, it, replays)
+                it.timings["cache"] = time.perf_counter() - start
                 continue
             if "failure" in record:
                 if self.bundles:
@@ -116,6 +153,30 @@ class CacheUse:
             it.timings["cache"] = time.perf_counter() - start
         return replays
 
+    def _resume_lowered(self, backend, it, replays: list) -> None:
+        """A case-key miss: the lowered IR (or the frontend's failure) stored under the lowered key, if any."""
+        record = self.store.lowered(it.lowered_key)
+        if record is None:
+            return
+        if "failure" in record:
+            if self.reads and not self.bundles:  # (a re-run replays no failure; a bundle needs the stages run)
+                it.run.extras.update(record.get("extras", {}))
+                replays.append((it, record["failure"]["stage"], _failure_from(record["failure"])))
+            return
+        blob = self.store.blob(record["blob"])
+        if blob is None:
+            return
+        try:
+            it.value = backend.cache_input_load(blob, it.run)
+        except NotImplementedError:
+            return
+        except Exception as e:  # IR the compiler's parser rejects may be rejected here too: the stages run again
+            print(f"conformance: the lowered IR kept for {it.case_id} does not load ({type(e).__name__}); running its stages", file=sys.stderr)
+            return
+        it.run.extras.update(record.get("extras", {}))
+        it.lowered_from_cache = True
+        it.resume_at = backend.stages.index(backend.cache_stage)
+
     def compile(self, backend, items, run_stage: Callable[[list], None]) -> None:
         """Take `items` through the cache stage: `run_stage` runs it for those whose IR is not in the store."""
         index = backend.stages.index(backend.cache_stage)
@@ -123,7 +184,10 @@ class CacheUse:
         for it in items:
             start = time.perf_counter()
             source = it.run.notes[CACHE_INPUT] = backend.cache_input(it.value, it.run)
-            it.ir_key = digest(source, backend.name, backend.flags(), toolchain())
+            # What the frontend made, for a re-run and for a night with a new compiler.
+            if not it.lowered_from_cache and it.lowered_key is not None and source.stat().st_size <= LOWERED_LIMIT_BYTES:
+                self.store.put_lowered(it.lowered_key, {"blob": self.store.put_blob(source), "extras": dict(it.run.extras)})
+            it.ir_key = digest(source, backend.flags(), compiler_versions(backend))
             hit = self.store.ir(it.ir_key) if self.reads else None
             if hit is not None:
                 it.value = backend.cache_load(hit[0], hit[1], it.run)
@@ -150,21 +214,21 @@ class CacheUse:
         if stage not in stages or stages.index(stage) > stages.index(backend.cache_stage):  # run, compare
             self._keep_input(it)
             return
-        self.store.put_case(
-            it.case_key,
-            {
-                "failure": {
-                    "stage": stage,
-                    "code": str(failure.code),
-                    "op": failure.op,
-                    "explanation": failure.explanation,
-                    "details": failure.details,
-                    # Parser-made classifications are redone on reading: parsers improve.
-                    "reclassify": failure.parsed,
-                },
-                "extras": it.run.extras,
+        record = {
+            "failure": {
+                "stage": stage,
+                "code": str(failure.code),
+                "op": failure.op,
+                "explanation": failure.explanation,
+                "details": failure.details,
+                # Parser-made classifications are redone on reading: parsers improve.
+                "reclassify": failure.parsed,
             },
-        )
+            "extras": it.run.extras,
+        }
+        self.store.put_case(it.case_key, record)
+        if stages.index(stage) < stages.index(backend.cache_stage) and it.lowered_key is not None:  # the frontend's own failure
+            self.store.put_lowered(it.lowered_key, record)
 
 
     def _keep_input(self, it) -> None:

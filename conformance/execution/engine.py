@@ -24,6 +24,7 @@ from typing import Iterator
 from conformance import result as results
 from conformance.bundles import finalize
 from conformance.classify import classify_crash, classify_flood, classify_timeout
+from conformance.execution.budgets import waiting_time
 from conformance.settings import Settings
 from conformance.execution.capture import fold_repeats
 from conformance.execution.messages import JobDone, Message, ResultMessage, RunJob, StageStarted
@@ -62,6 +63,7 @@ class Engine:
         self.waiting: dict[Pair, list[Result]] = {}  # pairs held back for a re-run: their attempts so far
         self.outputs_dir: str | None = None  # --check-determinism: where attempt 1 keeps passing outputs
         self._backends: dict | None = None  # by name, resolved when a crash or hang needs its tool
+        self.waited = settings.case_timeout  # how long the last silence was allowed to last (budgets.py)
 
     def run(self, pairs: list[Pair], max_batch: int | None = None, defer_reruns: bool = False) -> Iterator[Result]:
         """Results for `pairs`, in the order they finish, as one job, then its re-runs.
@@ -145,7 +147,8 @@ class Engine:
             reply = Died(child.exit_description())
         else:
             while True:
-                reply = child.receive(self.settings.case_timeout)
+                self.waited = self._allowed_silence(progress.announced)
+                reply = child.receive(self.waited)
                 if not isinstance(reply, Message):
                     break
                 handle = getattr(self, f"child_{reply.kind}", None)
@@ -164,6 +167,14 @@ class Engine:
         child.close()
         self.child = None
         yield from self._blame(job, queue, progress.remaining, announced, reply, output)
+
+    def _allowed_silence(self, announced: StageStarted | None) -> float:
+        """--case-timeout, or the budget of the pairs whose stage runs now (budgets.py)."""
+        settings = self.settings
+        if announced is None or not settings.budgets:
+            return settings.case_timeout
+        pairs = [(c, b) for c in announced.cases for b in (announced.backend, *announced.also)]
+        return waiting_time(settings.budgets, pairs, settings.case_timeout)
 
     # -- what the child says during a job: one method per kind of message -------
 
@@ -242,7 +253,7 @@ class Engine:
         if isinstance(reply, Flooding):
             found = classify_flood(stage, reply.size, output)
         elif isinstance(reply, Silent):
-            found = classify_timeout(stage, self.settings.case_timeout, output)
+            found = classify_timeout(stage, self.waited, output)
         else:
             found = classify_crash(stage, reply.how, output, reply.measured)
         result = results.failed(

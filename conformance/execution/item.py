@@ -24,5 +24,7 @@ class Item:
     timings: dict[str, float] = field(default_factory=dict)
     done: bool = False
     resume_at: int = 0  # index of the next stage to run (a cache hit skips ahead)
-    case_key: str | None = None  # compile-cache keys, when the backend caches
+    case_key: str | None = None  # compile-cache keys, when the backend caches (compile_cache_store.py)
+    lowered_key: str | None = None
     ir_key: str | None = None
+    lowered_from_cache: bool = False  # its value is the lowered IR the cache kept: the stages before compile did not run

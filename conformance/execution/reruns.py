@@ -14,8 +14,15 @@ Not re-run:
 - TOOL_MISSING: the machine's state, not the pair's;
 - a failure replayed from the compile cache: with re-runs on, a failure is
   stored only once a re-run has reproduced it exactly, so a replay was seen
-  twice, deterministic by construction. A re-run itself never reads the
-  cache (nothing stored may decide it), so a flaky compiler is re-run too.
+  twice, deterministic by construction. A re-run itself never reads a
+  stored artifact or failure (nothing stored may decide it), so a flaky
+  compiler is re-run too;
+- a refusal of the frontend (a parsed failure in a stage before the
+  backend's compiler: export, import, contract, lower): a translation of
+  the case by torch and torch-mlir, which the compile cache keys by those
+  alone (its lowered key, compile_cache_use.frontend_failure). What may
+  differ from one process to the next is the compiler and the runtime, and
+  a failure there is re-run; so is a crash anywhere.
 
 Every attempt of a re-run pair is kept in the Result's extras["attempts"]:
 [{"status": "fail", "stage": ..., "code": ..., "op": ..., "explanation": ...}, {"status": "pass"}],
@@ -34,6 +41,7 @@ from conformance.taxonomy import Code, Status
 NOT_RERUN = {Code.TIMEOUT, Code.TOOL_MISSING}
 # Keys a child sets in a Result's extras for the parent's eyes.
 REPLAYED = "replayed_from_cache"  # the failure came out of the compile cache
+TRANSLATION = "refused_by_frontend"  # the frontend's translation failed (before the compiler): not re-run
 DIFFERS = "differs_from_first_run"  # --check-determinism: how this pass's outputs differ from attempt 1's
 ATTEMPTS = "attempts"
 
@@ -69,7 +77,12 @@ class Attempt:
 def wants_rerun(result: Result, attempts: int, reruns: int, check_determinism: bool) -> bool:
     """Should a pair whose latest of `attempts` runs gave `result` run again?"""
     if result.failed:
-        return attempts <= reruns and result.code not in NOT_RERUN and not result.extras.get(REPLAYED)
+        return (
+            attempts <= reruns
+            and result.code not in NOT_RERUN
+            and not result.extras.get(REPLAYED)
+            and not result.extras.get(TRANSLATION)
+        )
     return result.passed and check_determinism and attempts == 1
 
 

@@ -3,6 +3,7 @@
 Results are counted by outcome (tables.outcome: the xfail verdict when the run
 judges, else the status), so an expected failure (XFAIL) is not counted with
 the failures a reader must look at, nor a FLAKY pair (its runs disagreed).
+The ETA is planned (eta.py) when the run has a plan, else the rate so far.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import time
 from collections import Counter
 from typing import TextIO
 
+from conformance.nightly.eta import Eta
 from conformance.report.tables import VERDICTS, outcome
 from conformance.result import Result
 
@@ -19,8 +21,9 @@ PLAIN_EVERY_SECONDS = 30.0
 
 
 class Progress:
-    def __init__(self, total: int, stream: TextIO = sys.stderr, interactive: bool | None = None):
+    def __init__(self, total: int, stream: TextIO = sys.stderr, interactive: bool | None = None, eta: Eta | None = None):
         self.total = total
+        self.eta = eta
         self.done = 0
         self.outcomes: Counter[str] = Counter()
         self.stream = stream
@@ -28,9 +31,17 @@ class Progress:
         self.started = time.monotonic()
         self.last_plain = 0.0
 
+    def announce(self, source: str) -> None:
+        """Say the plan before the first result (heavy cases run first: it may be minutes away)."""
+        if self.eta:
+            self.stream.write(f"conformance nightly: planned {_clock(self.eta.seconds_left(0.0))} (durations from {source})\n")
+            self.stream.flush()
+
     def update(self, result: Result) -> None:
         self.done += 1
         self.outcomes[outcome(result)] += 1
+        if self.eta:
+            self.eta.finished(result.key)
         now = time.monotonic()
         if self.interactive:
             self.stream.write("\r" + self.line(now) + "\x1b[K")
@@ -43,7 +54,10 @@ class Progress:
     def line(self, now: float) -> str:
         elapsed = now - self.started
         rate = self.done / elapsed if elapsed > 0 else 0.0
-        eta = (self.total - self.done) / rate if rate > 0 else float("inf")
+        if self.eta:
+            eta = self.eta.seconds_left(elapsed) if self.done < self.total else 0.0
+        else:
+            eta = (self.total - self.done) / rate if rate > 0 else float("inf")
         eta_text = "--:--" if eta == float("inf") else _clock(eta)
         counts = " ".join(f"{name.lower()} {self.outcomes[name]}" for name in VERDICTS if self.outcomes[name])
         return (

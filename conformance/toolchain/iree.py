@@ -29,7 +29,7 @@ from conformance.backends.protocol import Backend, BatchFailure, CaseRun, NotRun
 from conformance.taxonomy import Code
 from conformance.arrays import to_numpy, to_runtime, to_tensor
 from conformance.toolchain.iree_targets import DEFAULT, CompileTarget, compile_target, missing_device
-from conformance.toolchain.mlir import write_ir, write_ir_once
+from conformance.toolchain.mlir import parse_ir, write_ir, write_ir_once
 from conformance.toolchain.tools import ToolError, run_tool
 from conformance.toolchain.torch_mlir import TorchMlirBackend, unsigned_as_eager
 
@@ -133,9 +133,21 @@ class IreeBackend(TorchMlirBackend):
         return {"iree_input_type": self.iree_input_type, "target": self.target.flags(), "generic": self.generic_form}
 
     cache_stage = "compile"
+    runtime_tools = ("iree-base-runtime",)
+
+    @property
+    def compiler_tools(self) -> tuple[str, ...]:
+        # The default CPU is named in the flags; `host` means this machine's CPU, whatever its model.
+        return ("iree-base-compiler", *(("cpu",) if self.target.flags_chip() == "host" else ()))
 
     def cache_input(self, lowered, case_run: CaseRun) -> Path:
         return write_ir_once(lowered, case_run, COMPILE_INPUT, self.generic_form)
+
+    def cache_input_load(self, path: Path, case_run: CaseRun):
+        # The stored bytes are the compile's input as they are: not printed again, so the IR key is theirs.
+        module = parse_ir(path, self.pipeline)  # first: IR the parser rejects leaves no note behind
+        case_run.notes[COMPILE_INPUT] = shutil.copyfile(path, case_run.workdir / COMPILE_INPUT)
+        return module
 
     def cache_store(self, entry: Entry) -> tuple[Path, dict]:
         return entry.compiled.vmfb, {"function": entry.function, "compile_stats": entry.stats}

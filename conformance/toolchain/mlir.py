@@ -7,6 +7,7 @@ Result), and the reproducer is the caller's business (see bundles).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -131,3 +132,37 @@ def write_ir_once(operation, case_run, name: str, generic: bool = False) -> Path
     if path is None:
         path = case_run.notes[name] = write_ir(operation, case_run.workdir / name, generic)
     return path
+
+
+def parse_ir(path: Path, pipeline: str | None):
+    """The module printed to `path` (by write_ir) after `pipeline`, parsed back into torch-mlir's MLIR."""
+    from torch_mlir import ir
+
+    with parsing_context(pipeline), ir.Location.unknown():
+        return ir.Module.parse(path.read_text()).operation
+
+
+@functools.cache
+def parsing_context(pipeline: str | None):
+    """A torch-mlir context that parses what `pipeline` produces (one per process and pipeline).
+
+    A fresh context knows the dialects torch-mlir registers, but not those a
+    pass loads as it runs (stablehlo): running the pipeline once, on an empty
+    module, loads them. That run may fail (there is nothing to lower); the
+    dialects are loaded before any pass runs.
+    """
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_dialect
+    from torch_mlir.passmanager import PassManager
+
+    context = ir.Context()
+    torch_dialect.register_dialect(context)
+    context.load_all_available_dialects()
+    if pipeline:
+        with context:
+            empty = ir.Module.parse("module {}")
+            try:
+                PassManager.parse(f"builtin.module({pipeline})").run(empty.operation)
+            except ir.MLIRError:
+                pass
+    return context

@@ -27,7 +27,7 @@ from conformance.backends.protocol import CaseRun, StageFailure
 from conformance.taxonomy import Code
 from conformance.arrays import to_numpy, to_tensor
 from conformance.toolchain.lowerings import TOSA
-from conformance.toolchain.mlir import walk, write_ir_once
+from conformance.toolchain.mlir import parse_ir, walk, write_ir_once
 from conformance.toolchain.tools import ToolError, run_tool, tosa_tools_prefixes, tosa_tools_site
 from conformance.toolchain.torch_mlir import TorchMlirBackend, unsigned_as_eager
 
@@ -90,6 +90,8 @@ class TosaReferenceBackend(TorchMlirBackend):
     stages = ("export", "import", "contract", "lower", "compile", "run")
     lowering = TOSA
     cache_stage = "compile"
+    compiler_tools = ("tosa-tools",)  # tosa-opt serializes
+    runtime_tools = ("tosa-tools",)  # tosa_reference_model runs
 
     def lower(self, contract, case_run: CaseRun):
         lowered = super().lower(contract, case_run)
@@ -108,6 +110,12 @@ class TosaReferenceBackend(TorchMlirBackend):
     def cache_input(self, lowered, case_run: CaseRun) -> Path:
         # tosa-tools' MLIR is a third build: the lowering crosses to it in the form it crosses to IREE in.
         return write_ir_once(lowered, case_run, "model.mlir", generic=self.lowering.generic_form)
+
+    def cache_input_load(self, path: Path, case_run: CaseRun):
+        # The stored bytes are the compile's input as they are: not printed again, so the IR key is theirs.
+        module = parse_ir(path, self.pipeline)  # first: IR the parser rejects leaves no note behind
+        case_run.notes["model.mlir"] = shutil.copyfile(path, case_run.workdir / "model.mlir")
+        return module
 
     def cache_store(self, model: Serialized) -> tuple[Path, dict]:
         return model.flatbuffer, {"outputs": model.outputs}

@@ -8,6 +8,7 @@ what was compiled with the old one.
 from __future__ import annotations
 
 import functools
+import os
 import platform
 from importlib import metadata
 
@@ -29,7 +30,30 @@ def toolchain_versions() -> dict[str, str | None]:
     versions["python"] = platform.python_version()
     # What the IREE CPU backends compile for unless told otherwise: it decides some verdicts.
     versions["llvm-cpu target cpu"] = DEFAULT.flags_chip()
+    versions.update(pretended_versions())
     return versions
+
+
+PRETEND = "CONFORMANCE_PRETEND_VERSIONS"
+
+
+def pretended_versions() -> dict[str, str]:
+    """Versions $CONFORMANCE_PRETEND_VERSIONS claims instead of the installed ones ("torch-mlir=next,iree-base-compiler=3.99").
+
+    A seam for the benchmark and the tests only: it shows what a new release
+    of one tool costs the next night (which caches it invalidates) without
+    installing another release. The tools that run are the installed ones,
+    so the pretended night produces what tonight did; the reports record the
+    pretended versions, saying which night it pretends to be.
+    """
+    text = os.environ.get(PRETEND, "").strip()
+    pretended = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, equals, version = item.partition("=")
+        if not equals or not name.strip() or not version.strip():
+            raise ValueError(f"${PRETEND}: {item!r} is not NAME=VERSION (e.g. torch-mlir=next)")
+        pretended[name.strip()] = version.strip()
+    return pretended
 
 
 def tosa_tools_version() -> str | None:

@@ -1,0 +1,66 @@
+"""Budgets from history: a pinned hang is confirmed in seconds, a pair that finished in a second waits a minute, not 300 s."""
+
+from __future__ import annotations
+
+import time
+
+from conformance.execution import budgets
+from conformance.execution.budgets import FAST_FLOOR, PINNED_HANG, key, plan, waiting_time
+from conformance.execution.engine import Engine
+from conformance.settings import Settings
+from tests.conftest import FIXTURES, fake
+
+TIMEOUT = 300.0
+
+
+def test_a_pinned_hang_gets_seconds_and_more_when_its_finished_stages_were_slow():
+    pinned = {("pad", "onnx-tosa"): "TIMEOUT", ("slow-pad", "onnx-tosa"): "TIMEOUT"}
+    history = {("slow-pad", "onnx-tosa"): {"export": 4.0, "import": 0.5}}
+    planned = plan(pinned, pinned, history, TIMEOUT)
+    assert planned[key("pad", "onnx-tosa")] == PINNED_HANG
+    assert planned[key("slow-pad", "onnx-tosa")] == budgets.FACTOR * 4.0 > PINNED_HANG
+
+
+def test_a_pair_that_finished_in_a_second_waits_a_minute_and_the_others_the_case_timeout():
+    history = {
+        ("tanh", "tosa"): {"export": 0.2, "compile": 0.6, "run": 0.01},
+        ("bert", "tosa"): {"export": 9.0, "compile": 40.0},
+        ("failed-fast", "tosa"): {"export": 0.1, "lower": 0.05},
+    }
+    pinned = {("bert", "tosa"): "NUMERIC_MISMATCH", ("unknown", "tosa"): "UNSUPPORTED_OP"}
+    planned = plan([*history, ("unknown", "tosa"), ("new", "tosa")], pinned, history, TIMEOUT)
+    assert planned == {key("tanh", "tosa"): FAST_FLOOR, key("failed-fast", "tosa"): FAST_FLOOR}
+
+
+def test_a_budget_only_ever_shortens_the_wait():
+    history = {("tanh", "tosa"): {"run": 0.1}}
+    assert plan(history, {("tanh", "tosa"): "TIMEOUT"}, history, 10.0) == {}  # --case-timeout 10 is shorter already
+
+
+def test_a_stage_shared_by_pairs_waits_for_the_largest_budget_or_the_timeout_when_one_has_none():
+    planned = {key("a", "tosa"): 30.0, key("b", "tosa"): 60.0}
+    assert waiting_time(planned, [("a", "tosa")], TIMEOUT) == 30.0
+    assert waiting_time(planned, [("a", "tosa"), ("b", "tosa")], TIMEOUT) == 60.0
+    assert waiting_time(planned, [("a", "tosa"), ("c", "tosa")], TIMEOUT) == TIMEOUT
+    assert waiting_time({}, [("a", "tosa")], TIMEOUT) == TIMEOUT
+
+
+def run(budgets_given: dict, cases: list[str]) -> tuple[dict, float]:
+    settings = Settings(backends=[fake("HANG")], case_paths=[str(FIXTURES / "cases")], default_cases=False,
+                        case_timeout=60.0, reruns=0, budgets=budgets_given)  # fmt: skip
+    engine = Engine(settings)
+    start = time.monotonic()
+    try:
+        results = {r.case: r for r in engine.run([(c, "hang") for c in cases])}
+    finally:
+        engine.close()
+    return results, time.monotonic() - start
+
+
+def test_a_hang_with_a_budget_is_a_timeout_after_its_budget_and_the_others_keep_their_verdicts():
+    # The `hang` backend hangs in `run` on tanh; with --case-timeout 60 and a budget of 2 s the run takes seconds.
+    results, wall = run({key("tanh", "hang"): 2.0, key("double", "hang"): 2.0}, ["tanh", "double", "add.broadcast"])
+    assert wall < 40, wall
+    tanh = results["tanh"]
+    assert (tanh.code, tanh.stage) == ("TIMEOUT", "run") and "for 2 s" in tanh.explanation, tanh
+    assert results["double"].passed and results["add.broadcast"].passed

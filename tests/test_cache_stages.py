@@ -1,0 +1,152 @@
+"""The compile cache keys each stage by what it depends on: a new release of one tool re-does only its stages.
+
+A night with a new release is simulated by $CONFORMANCE_PRETEND_VERSIONS
+(toolchain/versions.py): the keys see the new version, the tools that run
+are the installed ones. The cases run through the real tosa backend.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conformance.backends import loader
+from conformance.execution.engine import Engine
+from conformance.settings import Settings
+from conformance.execution.compile_cache_store import all_versions, compiler_versions, frontend_versions
+from conformance.toolchain.versions import PRETEND, pretended_versions
+from tests.conftest import FIXTURES, fake
+from tests.test_cache import CASES, run, verdicts
+
+FRONTEND = {"export", "import", "contract", "lower"}
+NEW_TORCH_MLIR = "torch-mlir=next"
+NEW_IREE = "iree-base-compiler=next,iree-base-runtime=next"
+
+
+def stages_run(results) -> dict[str, set[str]]:
+    return {case: set(r.timings) & (FRONTEND | {"compile", "run"}) for case, r in results.items()}
+
+
+# A case torch-mlir's TOSA lowering refuses (UNSUPPORTED_OP at lower: an empty tensor): a failure of the frontend.
+FRONTEND_FAILURE = """
+import torch
+
+from conformance import T, op
+
+CASES = [op("add.empty", torch.add, T(0, 3), T(0, 3))]
+"""
+
+
+@pytest.fixture(scope="module")
+def nights(tmp_path_factory):
+    """A cold run filling the cache, then each next night on a copy of it, and a cold run of each night for comparison."""
+    root = tmp_path_factory.mktemp("nights")
+    cases_dir = root / "cases"
+    shutil.copytree(FIXTURES / "cases", cases_dir)
+    (cases_dir / "refused.py").write_text(FRONTEND_FAILURE)
+    night = lambda cache: run(cache, cases_dir=cases_dir, cases=[*CASES, "add.empty"])
+    filled = root / "filled"
+    out = {"cold": night(filled)}
+    with pytest.MonkeyPatch.context() as patch:
+        for name, pretend in (("torch-mlir", NEW_TORCH_MLIR), ("iree", NEW_IREE)):
+            patch.setenv(PRETEND, pretend)
+            cache = root / name
+            shutil.copytree(filled, cache)
+            out[name] = night(cache)
+            out[f"{name} cold"] = night(root / f"{name}-cold")
+    return out
+
+
+def test_a_new_torch_mlir_exports_and_lowers_again_but_compiles_no_ir_that_is_unchanged(nights):
+    for case, ran in stages_run(nights["torch-mlir"]).items():
+        passed = nights["cold"][case].passed
+        assert "export" in ran and "compile" not in ran, (case, ran)
+        assert ("run" in ran) == passed, (case, ran)
+
+
+def test_a_new_iree_exports_nothing_and_compiles_everything(nights):
+    for case, ran in stages_run(nights["iree"]).items():
+        assert not FRONTEND & ran, (case, ran)
+        cold = nights["cold"][case]
+        # A failure of the frontend (before the compiler) is the frontend's: replayed, not compiled.
+        assert ("compile" in ran) == (cold.stage not in FRONTEND or cold.passed), (case, ran, cold.stage)
+
+
+def test_each_night_gives_the_verdicts_a_cold_run_of_that_night_gives(nights):
+    assert {r.stage for r in nights["cold"].values()} & FRONTEND, "the cases should include a frontend failure"
+    for night in ("torch-mlir", "iree"):
+        assert verdicts(nights[night]) == verdicts(nights[f"{night} cold"]) == verdicts(nights["cold"])
+
+
+def test_a_rerun_reuses_the_lowered_ir_of_its_first_run_but_compiles_again(tmp_path, monkeypatch):
+    """A pair failing after the compiler runs again in a fresh process: the compiler and runtime again, not the frontend."""
+    monkeypatch.setenv("FAKE_FLAKY_STATE", str(tmp_path))
+    settings = Settings(backends=[fake("COUNTED_WRONG_TOSA")], case_paths=[str(FIXTURES / "cases")], default_cases=False,
+                        cache_dir=str(tmp_path / "cache"), reruns=1)  # fmt: skip
+    engine = Engine(settings)
+    try:
+        (result,) = list(engine.run([("double", "counted-wrong-tosa")]))
+    finally:
+        engine.close()
+    assert result.code == "NUMERIC_MISMATCH" and len(result.extras["attempts"]) == 2, result
+    counted = lambda what: int((tmp_path / f"counted-wrong-tosa-{what}-double").read_text())
+    assert (counted("export"), counted("compile")) == (1, 2)
+
+
+def test_the_host_cpu_keys_only_what_is_compiled_for_the_host():
+    default, host = loader.resolve("tosa"), loader.resolve("tosa@llvm-cpu:host")
+    assert "cpu" not in compiler_versions(default) and "cpu" not in all_versions(default)
+    assert "cpu" in compiler_versions(host) and "cpu" in all_versions(host)
+    for backend in (default, host):
+        assert "cpu" not in frontend_versions(backend)
+
+
+def test_each_key_names_only_the_versions_of_its_stages():
+    backend = loader.resolve("tosa")
+    assert "iree-base-compiler" in compiler_versions(backend) and "torch-mlir" not in compiler_versions(backend)
+    assert "torch" not in compiler_versions(backend)
+    frontend = frontend_versions(backend)
+    assert {"torch", "torch-mlir"} <= set(frontend) and not {"iree-base-compiler", "iree-base-runtime"} & set(frontend)
+    assert {"torch", "torch-mlir", "iree-base-compiler", "iree-base-runtime"} <= set(all_versions(backend))
+    reference = loader.resolve("tosa-ref")
+    assert "tosa-tools" in compiler_versions(reference) and "tosa-tools" not in frontend_versions(reference)
+
+
+def test_a_pretended_version_must_be_spelled_name_equals_version(monkeypatch):
+    monkeypatch.setenv(PRETEND, "torch-mlir=next, iree-base-compiler = 9")
+    assert pretended_versions() == {"torch-mlir": "next", "iree-base-compiler": "9"}
+    monkeypatch.setenv(PRETEND, "torch-mlir")
+    with pytest.raises(ValueError, match="NAME=VERSION"):
+        pretended_versions()
+
+
+def test_a_refusal_of_the_frontend_is_not_run_again_but_a_failure_after_the_compiler_is(nights, tmp_path, monkeypatch):
+    from conformance.execution.reruns import ATTEMPTS, TRANSLATION
+
+    refused = nights["cold"]["add.empty"]
+    assert refused.stage == "lower" and refused.extras.get(TRANSLATION) and ATTEMPTS not in refused.extras, refused
+    # The other half is test_a_rerun_reuses_the_lowered_ir_of_its_first_run_but_compiles_again: a wrong answer runs twice.
+
+
+def test_lowered_ir_that_does_not_parse_back_runs_the_stages_again(tmp_path):
+    """IR the compiler's parser rejects (a lowering's bug) may be rejected by ours too: a miss, never a crash."""
+    cache = tmp_path / "cache"
+    cold = run(cache)
+    for record in (cache / "lowered").rglob("*.json"):
+        blob = cache / "blobs" / json.loads(record.read_text())["blob"][:2] / json.loads(record.read_text())["blob"]
+        blob.chmod(0o644)
+        blob.write_text("this is not MLIR")
+        record.write_text(json.dumps({**json.loads(record.read_text()), "blob": _put(cache, blob)}))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(PRETEND, NEW_IREE)
+        night = run(cache)
+    assert verdicts(night) == verdicts(cold)
+    assert all("export" in r.timings for r in night.values())
+
+
+def _put(cache, blob):
+    from conformance.execution.compile_cache_store import CompileCache
+
+    return CompileCache(cache).put_blob(blob)

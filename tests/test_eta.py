@@ -1,0 +1,78 @@
+"""The nightly's ETA is planned from measured durations: heavy cases first do not make it say hours."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from conformance.nightly.eta import CALIBRATE_AFTER, KIND_SECONDS, Eta, History, plan
+from conformance.nightly.progress import Progress
+from conformance.report_dir import ResultsFile
+from conformance.result import Result
+
+KINDS = {"resnet": "model", "bert": "model", **{f"op{i}": "op" for i in range(100)}}
+
+
+def test_a_pair_is_planned_as_measured_else_as_its_kind_on_its_backend_else_as_its_kind():
+    history = History(seconds={("resnet", "tosa"): 40.0, ("op0", "tosa"): 0.4, ("op1", "tosa"): 0.2})
+    planned = plan([("resnet", "tosa"), ("bert", "tosa"), ("op2", "tosa"), ("op2", "linalg"), ("pad", "onnx-tosa")],
+                   KINDS, history, budgets={("pad", "onnx-tosa"): 30.0})  # fmt: skip
+    assert planned == {
+        ("resnet", "tosa"): 40.0,
+        ("bert", "tosa"): 40.0,  # the models tosa ran last time
+        ("op2", "tosa"): pytest.approx(0.3),  # the ops tosa ran last time
+        ("op2", "linalg"): KIND_SECONDS["op"],  # nothing measured on linalg
+        ("pad", "onnx-tosa"): 30.0,  # a pinned hang waits its budget
+    }
+
+
+def test_models_first_do_not_make_the_eta_say_hours():
+    """Two 60 s models, then 100 ops of 0.2 s, on one lane: the rate after the first model says ~2 h; the plan ~1 min."""
+    pairs = [("resnet", "tosa"), ("bert", "tosa"), *((f"op{i}", "tosa") for i in range(100))]
+    history = History(seconds={**{p: 60.0 for p in pairs[:2]}, **{p: 0.2 for p in pairs[2:]}}, overhead=1.0)
+    eta = Eta(plan(pairs, KINDS, history), history.overhead, lanes=1)
+    assert eta.seconds_left(0.0) == pytest.approx(140.0)
+    eta.finished(("resnet", "tosa"))
+    assert eta.seconds_left(60.0) == pytest.approx(80.0)  # on plan: 60 s of bert and 20 s of ops left
+    rate_based = (len(pairs) - 1) / (1 / 60.0)
+    assert rate_based > 6000
+
+
+def test_tonights_pace_corrects_the_plan_once_a_tenth_is_done_within_bounds():
+    pairs = [(f"op{i}", "tosa") for i in range(100)]
+    eta = Eta({p: 1.0 for p in pairs}, overhead=1.0, lanes=2)
+    for p in pairs[:5]:
+        eta.finished(p)
+    assert eta.seconds_left(30.0) == pytest.approx(47.5)  # before a tenth: the plan as it is
+    for p in pairs[5:20]:
+        eta.finished(p)
+    assert eta.seconds_left(20.0) == pytest.approx(80.0)  # 20 s for 10 planned lane-seconds: twice the 40 s planned left
+    assert eta.seconds_left(1000.0) == pytest.approx(80.0)  # ... and never more than twice
+    assert CALIBRATE_AFTER == 0.1
+
+
+def test_the_history_is_read_from_a_report_directory(tmp_path):
+    store = ResultsFile(tmp_path)
+    store.append(Result("tanh", "tosa", "pass", timings={"export": 0.5, "compile": 1.5}))
+    store.append(Result("pad", "onnx-tosa", "fail", stage="contract", code="TIMEOUT", timings={"export": 0.1}))
+    store.close()
+    (tmp_path / "run.json").write_text(json.dumps({"settings": {"workers": 2}, "wall_seconds": 160.0, "finished": "x"}))
+    history = History.of_report(tmp_path, timeout=300.0)
+    assert history.seconds == pytest.approx({("tanh", "tosa"): 2.0, ("pad", "onnx-tosa"): 300.1})
+    assert history.timings[("tanh", "tosa")] == {"export": 0.5, "compile": 1.5}
+    assert history.overhead == pytest.approx(320.0 / 302.1)  # 2 lanes x 160 s for 302.1 stage seconds
+    assert History.of_report(None, 300.0).seconds == {}
+
+
+def test_the_progress_line_shows_the_planned_eta_from_the_start():
+    stream = io.StringIO()
+    eta = Eta({("a", "tosa"): 100.0, ("b", "tosa"): 20.0}, overhead=1.0, lanes=1)
+    progress = Progress(2, stream=stream, interactive=False, eta=eta)
+    progress.announce("the report X")
+    assert "planned 0:02:00 (durations from the report X)" in stream.getvalue()
+    progress.update(Result("a", "tosa", "pass"))
+    left = stream.getvalue().splitlines()[-1].rsplit("ETA 0:", 1)[1]
+    minutes, seconds = (int(part) for part in left.split(":"))
+    assert 10 <= 60 * minutes + seconds <= 40  # the 20 s planned, at most halved or doubled by the pace: not the rate's
