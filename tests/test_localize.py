@@ -18,7 +18,7 @@ import torch
 
 from conformance.cases.registry import Registry, directory_sources
 from conformance.settings import Settings
-from conformance.localize import emit, graph, oracle
+from conformance.localize import emit, graph, inline, oracle
 from conformance.localize.localizer import LocalizeError, localize
 from conformance.localize.search import first_failing_cut, same_failure
 from conformance.report.html.data import read_page
@@ -27,6 +27,7 @@ from conformance.taxonomy import Status
 
 HERE = Path(__file__).parent
 PLANTED = HERE / "fake_localize_backends.py"
+FIXTURES = HERE / "fixtures" / "localize"  # a decoder with torch.no_grad() and autocast regions, a sin-cos chain
 
 
 def planted(name: str) -> str:
@@ -39,6 +40,8 @@ def cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
 
 def settings(tmp_path) -> Settings:
     return Settings(cache_dir=str(tmp_path / "cache"))
+
+
 
 
 # -- end to end: a planted bug in a real model ----------------------------------
@@ -117,6 +120,25 @@ def test_a_compile_error_at_one_op_names_it_and_the_mlir_op(tmp_path):
     # Said only where there is something to say: no own error (not numeric), no note (not the first op).
     assert "own_error" not in record and "note" not in record
     assert json.loads((tmp_path / "w" / "localized.json").read_text()) == record
+
+
+def test_inlined_higher_order_ops_compute_what_the_model_computes(tmp_path):
+    """Cut N of the inlined graph is the model, bit for bit: no_grad and autocast bodies (bfloat16 casts made explicit),
+    the cond branch eager takes (on either input), the while_loop unrolled as often as eager runs it."""
+    from tests.fixtures.localize.cases import Branches, Decoder
+
+    torch.manual_seed(0)
+    for number, (module, x) in enumerate([(Decoder(), torch.randn(1, 6, 8)), (Branches(), torch.ones(3, 4)), (Branches(), -torch.ones(3, 4))]):
+        directory = tmp_path / str(number)
+        graph.save(directory, graph.export_case(module, [x], strict=False), [[x]])
+        g = graph.load(directory)
+        assert not any(inline.is_higher_order(o.node) for o in g.ops) and not g.inlined.kept
+        [out] = g.cut(len(g.ops))(x)
+        expected = module(x)
+        assert out.dtype == expected.dtype and torch.equal(out, expected)
+    taken = {o.aten for o in g.ops if o.within and o.within[0].startswith("cond")}
+    assert taken == {"aten.cos"}  # x < 0: the false branch
+    assert sum(o.aten == "aten.tanh" for o in g.ops) == 3
 
 
 # -- what cannot be localized, said clearly -------------------------------------------
