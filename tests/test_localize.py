@@ -42,6 +42,8 @@ def settings(tmp_path) -> Settings:
     return Settings(cache_dir=str(tmp_path / "cache"))
 
 
+def fixture_settings(tmp_path, *cases: Path) -> Settings:
+    return Settings(cache_dir=str(tmp_path / "cache"), case_paths=[str(c) for c in cases or [FIXTURES]], default_cases=False)
 
 
 # -- end to end: a planted bug in a real model ----------------------------------
@@ -122,6 +124,27 @@ def test_a_compile_error_at_one_op_names_it_and_the_mlir_op(tmp_path):
     assert json.loads((tmp_path / "w" / "localized.json").read_text()) == record
 
 
+@pytest.mark.parametrize(
+    ("case", "backend", "op", "region", "line"),
+    [
+        ("decoder", "COS_ERROR", "aten.cos", "wrap_with_set_grad_enabled", "cos, sin = emb.cos(), emb.sin()"),
+        ("decoder", "TANH_ERROR", "aten.tanh", "wrap_with_autocast", "h = torch.tanh(self.proj(x))"),
+        ("branches", "TANH_ERROR", "aten.tanh", "while_loop", None),
+    ],
+)
+def test_an_op_inside_a_higher_order_op_is_localized_to_itself(tmp_path, case, backend, op, region, line):
+    """A decoder computes its rotary angles under torch.no_grad() (wrap_with_set_grad_enabled), its projection under
+    autocast; a loop's body is a while_loop's: the op blamed is the ATen op inside, which fails alone as in the model."""
+    record = localize(case, planted(backend), fixture_settings(tmp_path), tmp_path / "w")
+    assert record["op"] == op and record["code"] == "COMPILER_ERROR", record
+    assert record["within"][0].startswith(region) and record["verdict"] == "fails alone as in the model"
+    assert record["inlined"] and f"torch.ops.{record['target']}(x0)" in Path(record["case_file"]).read_text()
+    if line:
+        path, number = record["source"].rsplit(":", 1)
+        assert path.endswith("fixtures/localize/cases.py")
+        assert Path(path if Path(path).is_absolute() else HERE.parent / path).read_text().splitlines()[int(number) - 1].strip() == line
+
+
 def test_inlined_higher_order_ops_compute_what_the_model_computes(tmp_path):
     """Cut N of the inlined graph is the model, bit for bit: no_grad and autocast bodies (bfloat16 casts made explicit),
     the cond branch eager takes (on either input), the while_loop unrolled as often as eager runs it."""
@@ -139,6 +162,39 @@ def test_inlined_higher_order_ops_compute_what_the_model_computes(tmp_path):
     taken = {o.aten for o in g.ops if o.within and o.within[0].startswith("cond")}
     assert taken == {"aten.cos"}  # x < 0: the false branch
     assert sum(o.aten == "aten.tanh" for o in g.ops) == 3
+
+
+def test_an_importer_failure_is_localized_to_the_node_it_names_and_the_context_it_needs(tmp_path):
+    """torch-mlir's importer asserts on aten.index.Tensor given a buffer as positions (as Swin's relative_position_index):
+    the node it names is confirmed with two cuts, no search; alone the op passes (the buffer became an input), and
+    with the buffer frozen as in the model it fails again: that case is kept."""
+    record = localize("index_by_buffer", "linalg", fixture_settings(tmp_path, HERE / "fixtures" / "importer"), tmp_path / "w")
+    assert (record["op"], record["target"], record["found_by"]) == ("aten.index", "aten.index.Tensor", "named")
+    assert record["cuts_run"] <= 2 and record["alone"]["status"] == "pass"
+    context = record["context"]
+    assert (context["kind"], context["frozen"], context["code"]) == ("constant", ["idx"], record["code"])
+    assert "is the model's buffer idx" in record["verdict"] and "alone it became an input" in record["verdict"]
+    text = Path(context["case_file"]).read_text()
+    assert "CONSTANTS[0]" in text and "torch.ops.aten.index.Tensor(x0, [None, CONSTANTS[0]])" in text
+
+
+def test_an_op_failing_only_after_another_gets_the_two_op_case(tmp_path):
+    """cos compiles alone but not after sin (a fusion bug): the op blamed is cos, its context the op before it,
+    and the case of the two is written, and fails as the model does."""
+    record = localize("chain", planted("COS_AFTER_SIN"), fixture_settings(tmp_path), tmp_path / "w")
+    assert (record["op"], record["alone"]["status"]) == ("aten.cos", "pass")
+    context = record["context"]
+    assert context["kind"] == "op before" and context["before"] == ["sin"] and context["code"] == "COMPILER_ERROR"
+    assert "node sin (aten.sin)" in record["verdict"] and "fails as in the model" in record["verdict"]
+    text = Path(context["case_file"]).read_text()
+    assert "v0 = torch.ops.aten.sin.default(x0)" in text and "return torch.ops.aten.cos.default(v0)" in text
+    [case] = Registry.load(directory_sources(Path(context["case_file"]).parent)).select(keyword="after_sin")
+    assert case.ops == ("aten.sin", "aten.cos")
+
+
+def test_an_op_case_of_several_ops_is_localized_like_a_model(tmp_path):
+    record = localize("sin_cos", planted("COS_ERROR"), fixture_settings(tmp_path), tmp_path / "w")
+    assert (record["op"], record["ops"], record["verdict"]) == ("aten.cos", 3, "fails alone as in the model")
 
 
 # -- what cannot be localized, said clearly -------------------------------------------
