@@ -178,6 +178,13 @@ def test_an_importer_failure_is_localized_to_the_node_it_names_and_the_context_i
     assert "CONSTANTS[0]" in text and "torch.ops.aten.index.Tensor(x0, [None, CONSTANTS[0]])" in text
 
 
+def test_a_lowering_failure_is_taken_at_the_node_its_diagnostic_locates(tmp_path):
+    """torch-mlir's TOSA lowering rejects aten.erfinv, its diagnostic located at the model's line: that node, two cuts."""
+    record = localize("erfinv", "tosa", fixture_settings(tmp_path), tmp_path / "w")
+    assert (record["op"], record["code"], record["found_by"]) == ("aten.erfinv", "UNSUPPORTED_OP", "named")
+    assert record["trail"] == {"2": "pass", "3": "UNSUPPORTED_OP"} and record["verdict"] == "fails alone as in the model"
+
+
 def test_an_op_failing_only_after_another_gets_the_two_op_case(tmp_path):
     """cos compiles alone but not after sin (a fusion bug): the op blamed is cos, its context the op before it,
     and the case of the two is written, and fails as the model does."""
