@@ -5,8 +5,8 @@
     3. save the program and its inputs in the workspace; its higher-order ops
        inlined (inline.py), number its ops: cut k, a case of the workspace, is
        the program up to op k (cuts.py)
-    4. find the first cut that fails as the case does: the op the importer
-       named, confirmed (named.py), else a binary search (search.py); each cut
+    4. find the first cut that fails as the case does: the node the failure
+       names, confirmed (named.py), else a binary search (search.py); each cut
        runs as a case through the backend's own stages in the supervised
        child: a crash or hang there stays a CRASH or TIMEOUT of that cut
     5. run the op that cut adds, and for numerics the ops feeding it, alone on
@@ -272,7 +272,9 @@ def workspace_for(root: Path, case_id: str, backend: str) -> Path:
 
 
 def attach(result: Result, spec: str, settings: Settings, root: Path, log: Callable[[str], None] = lambda line: None) -> dict:
-    """Localize a failing Result (a model case, or an op case of several ops) (`spec`: its backend as the run named it) into its extras; returns the record.
+    """Localize a failing Result into its extras; returns the record. `spec`: its backend as the run named it.
+
+    A model case, or an op case of several ops (one op: refused, as below).
 
     What cannot be localized is recorded as {"error": why}: a run never
     loses a result to its localization.
