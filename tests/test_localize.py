@@ -307,6 +307,40 @@ def test_the_emitted_case_calls_the_op_with_its_attributes(tmp_path):
         emit.literal(object(), {})
 
 
+class Stats(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.tensor([2.0, 3.0, 4.0]))
+
+    def forward(self, x):
+        var, mean = torch.var_mean(x, dim=1, keepdim=True)
+        return torch.sqrt(var) * self.scale + mean
+
+
+def test_an_ops_contexts_are_cases_computing_what_the_model_does(tmp_path):
+    """The op before (one output of several: var_mean's) and the op, as one case; a buffer kept a constant."""
+    from conformance.localize import context
+
+    x = torch.randn(3, 5)
+    module = Stats()
+    graph.save(tmp_path, graph.export_case(module, [x], strict=False), [[x]])
+    g = graph.load(tmp_path)
+    sqrt, mul = (next(o for o in g.ops if o.aten == name) for name in ("aten.sqrt", "aten.mul"))
+    values = g.activations([x], context.nodes_needed(g, sqrt) | context.nodes_needed(g, mul))
+    [before] = context.candidates(g, sqrt, values)
+    assert before.kind == "op before" and "`self` (float32[3, 1]) is computed by node var_mean (aten.var_mean)" in before.said
+    path = emit.write_case(tmp_path / "ops", "stats.sqrt.after", sqrt, values, "stats", "tosa", before=before.before, stem="sqrt_after")
+    assert "return torch.ops.aten.sqrt.default(v0[0])" in path.read_text()
+    frozen = context.candidates(g, mul, values)[0]
+    assert frozen.kind == "constant" and "the model's buffer scale (float32[3])" in frozen.said
+    emit.write_case(tmp_path / "ops", "stats.mul.frozen", mul, values, "stats", "tosa", frozen=frozen.frozen, stem="mul_frozen")
+    cases = {c.id: c for c in Registry.load(directory_sources(tmp_path / "ops"))}
+    var, _ = torch.var_mean(x, dim=1, keepdim=True)
+    torch.testing.assert_close(cases["stats.sqrt.after"].build()(x), torch.sqrt(var))
+    [[given]] = cases["stats.mul.frozen"].exact.load()  # the buffer is not among the inputs: a constant of the case
+    torch.testing.assert_close(cases["stats.mul.frozen"].build()(given), torch.sqrt(var) * module.scale)
+
+
 def test_what_an_op_lowered_to_is_read_from_its_ir_without_the_scaffolding():
     from conformance.toolchain.mlir import computing_ops
 
