@@ -17,6 +17,7 @@ is the smallest case that still fails.
 from __future__ import annotations
 
 import operator
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,16 +41,21 @@ class Candidate:
 
 
 def candidates(model_graph: graph.Graph, op: graph.OpNode, values: dict[torch.fx.Node, Any]) -> list[Candidate]:
-    """The contexts to try, constants first (one case), then each op computing an operand (one case each)."""
+    """The contexts to try, one case each: the constants frozen (each alone, then all), then each op computing an operand."""
     names = operand_names(op)
     found: list[Candidate] = []
-    constants = [n for n in tensor_args(op) if n.op == "get_attr" and isinstance(values.get(n), torch.Tensor)]
-    if constants:
+    inputs = [n for n in tensor_args(op) if isinstance(values.get(n), torch.Tensor)]
+    constants = [n for n in inputs if n.op == "get_attr"]
+    # Each constant frozen alone (the others inputs), then all of them: a case needs an input left to export.
+    for group in [[n] for n in constants] + ([constants] if len(constants) > 1 else []):
+        if len(group) == len(inputs):
+            continue
         said = "; ".join(
             f"its operand `{names.get(n, n.name)}` is the model's {_attribute_kind(model_graph.module, n.target)} "
-            f"{n.target} ({describe(values[n])}), a constant of the program" for n in constants
+            f"{n.target} ({describe(values[n])}), a constant of the program" for n in group
         )
-        found.append(Candidate("constant", "frozen", f"{said}; alone it became an input", frozen=constants))
+        suffix = "frozen_" + ("all" if len(group) > 1 else re.sub(r"\W", "", names.get(group[0], group[0].name)))
+        found.append(Candidate("constant", suffix, f"{said}; alone it became an input", frozen=group))
     for n in tensor_args(op):
         producer = _producer(model_graph, n)
         if producer is None or not isinstance(values.get(n), torch.Tensor):
