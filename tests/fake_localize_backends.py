@@ -17,19 +17,31 @@ from conformance.backends.protocol import Backend, StageFailure
 from conformance.taxonomy import Code
 
 
+def kind(n: torch.fx.Node) -> str:
+    """`aten.relu_` for an `aten.relu_.default` node: the names the planted bugs key on."""
+    return ".".join(str(n.target).split(".")[:2])
+
+
+def nodes_of(module: torch.fx.GraphModule) -> list[torch.fx.Node]:
+    """The call_function nodes of the graph and of the bodies of its higher-order ops (torch.no_grad() regions ...)."""
+    return [n for m in module.modules() if isinstance(m, torch.fx.GraphModule) for n in m.graph.nodes if n.op == "call_function"]
+
+
 def ops_of(module: torch.fx.GraphModule) -> set[str]:
-    """`aten.relu_` for each `aten.relu_.default` node: the names the planted bugs key on."""
-    return {".".join(str(n.target).split(".")[:2]) for n in module.graph.nodes if n.op == "call_function"}
+    return {kind(n) for n in nodes_of(module)}
 
 
 class Planted(Backend):
     """Eager on the exported graph, but `op` is broken: its outputs shifted by `shift` and scaled by `scale`
-    (only those whose last dimension is `width`, when given: a kernel bug of one shape), or fatal to compile (`fails`)."""
+    (only those whose last dimension is `width`, when given: a kernel bug of one shape), or fatal to compile (`fails`;
+    with `after`, only where an input of it is computed by that op: a fusion bug).
+    Compile failures see inside higher-order ops' bodies; numeric ones do not (the Interpreter runs a body whole)."""
 
     stages = ("export", "compile", "run")
 
-    def __init__(self, name: str, op: str, *, shift: float = 0.0, scale: float = 1.0, width: int | None = None, fails: str | None = None):
-        self.name, self.op, self.shift, self.scale, self.width, self.fails = name, op, shift, scale, width, fails
+    def __init__(self, name: str, op: str, *, shift: float = 0.0, scale: float = 1.0, width: int | None = None, fails: str | None = None,
+                 after: str | None = None):
+        self.name, self.op, self.shift, self.scale, self.width, self.fails, self.after = name, op, shift, scale, width, fails, after
 
     def breaks(self, n: torch.fx.Node, value) -> bool:
         kind = ".".join(str(n.target).split(".")[:2])
@@ -40,8 +52,14 @@ class Planted(Backend):
         program = torch.export.export(case_run.module, tuple(case_run.inputs[0]), strict=case_run.export_mode == "strict")
         return program.module()
 
+    def broken_in(self, module) -> bool:
+        found = [n for n in nodes_of(module) if kind(n) == self.op]
+        if self.after is None:
+            return bool(found)
+        return any(a.op == "call_function" and kind(a) == self.after for n in found for a in n.all_input_nodes)
+
     def compile(self, module, case_run):
-        if self.op in ops_of(module):
+        if self.broken_in(module):
             if self.fails == "crash":
                 ctypes.string_at(0)  # SIGSEGV, as a compiler's null dereference does
             if self.fails == "error":
@@ -67,6 +85,11 @@ DRIFT = Planted("planted-drift", "aten.linear", scale=1 + 9e-5, width=32)
 CRASH = Planted("planted-crash", "aten.avg_pool2d", fails="crash")
 COMPILE_ERROR = Planted("planted-compile-error", "aten.tanh", fails="error")
 CLEAN = Planted("planted-none", "aten.none")  # no bug: every case passes
+# Ops inside higher-order ops (tests/fixtures/localize: the decoder's torch.no_grad() and torch.autocast regions).
+COS_ERROR = Planted("planted-cos-error", "aten.cos", fails="error")
+TANH_ERROR = Planted("planted-tanh-error", "aten.tanh", fails="error")
+# cos compiles alone, and sin does; cos of a sin does not.
+COS_AFTER_SIN = Planted("planted-cos-after-sin", "aten.cos", fails="error", after="aten.sin")
 
 
 def _tosa():

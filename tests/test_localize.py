@@ -18,7 +18,7 @@ import torch
 
 from conformance.cases.registry import Registry, directory_sources
 from conformance.settings import Settings
-from conformance.localize import emit, graph, oracle
+from conformance.localize import emit, graph, inline, oracle
 from conformance.localize.localizer import LocalizeError, localize
 from conformance.localize.search import first_failing_cut, same_failure
 from conformance.report.html.data import read_page
@@ -27,6 +27,7 @@ from conformance.taxonomy import Status
 
 HERE = Path(__file__).parent
 PLANTED = HERE / "fake_localize_backends.py"
+FIXTURES = HERE / "fixtures" / "localize"  # a decoder with torch.no_grad() and autocast regions, a sin-cos chain
 
 
 def planted(name: str) -> str:
@@ -39,6 +40,10 @@ def cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
 
 def settings(tmp_path) -> Settings:
     return Settings(cache_dir=str(tmp_path / "cache"))
+
+
+def fixture_settings(tmp_path, *cases: Path) -> Settings:
+    return Settings(cache_dir=str(tmp_path / "cache"), case_paths=[str(c) for c in cases or [FIXTURES]], default_cases=False)
 
 
 # -- end to end: a planted bug in a real model ----------------------------------
@@ -117,6 +122,86 @@ def test_a_compile_error_at_one_op_names_it_and_the_mlir_op(tmp_path):
     # Said only where there is something to say: no own error (not numeric), no note (not the first op).
     assert "own_error" not in record and "note" not in record
     assert json.loads((tmp_path / "w" / "localized.json").read_text()) == record
+
+
+@pytest.mark.parametrize(
+    ("case", "backend", "op", "region", "line"),
+    [
+        ("decoder", "COS_ERROR", "aten.cos", "wrap_with_set_grad_enabled", "cos, sin = emb.cos(), emb.sin()"),
+        ("decoder", "TANH_ERROR", "aten.tanh", "wrap_with_autocast", "h = torch.tanh(self.proj(x))"),
+        ("branches", "TANH_ERROR", "aten.tanh", "while_loop", None),
+    ],
+)
+def test_an_op_inside_a_higher_order_op_is_localized_to_itself(tmp_path, case, backend, op, region, line):
+    """A decoder computes its rotary angles under torch.no_grad() (wrap_with_set_grad_enabled), its projection under
+    autocast; a loop's body is a while_loop's: the op blamed is the ATen op inside, which fails alone as in the model."""
+    record = localize(case, planted(backend), fixture_settings(tmp_path), tmp_path / "w")
+    assert record["op"] == op and record["code"] == "COMPILER_ERROR", record
+    assert record["within"][0].startswith(region) and record["verdict"] == "fails alone as in the model"
+    assert record["inlined"] and f"torch.ops.{record['target']}(x0)" in Path(record["case_file"]).read_text()
+    if line:
+        path, number = record["source"].rsplit(":", 1)
+        assert path.endswith("fixtures/localize/cases.py")
+        assert Path(path if Path(path).is_absolute() else HERE.parent / path).read_text().splitlines()[int(number) - 1].strip() == line
+
+
+def test_inlined_higher_order_ops_compute_what_the_model_computes(tmp_path):
+    """Cut N of the inlined graph is the model, bit for bit: no_grad and autocast bodies (bfloat16 casts made explicit),
+    the cond branch eager takes (on either input), the while_loop unrolled as often as eager runs it."""
+    from tests.fixtures.localize.cases import Branches, Decoder
+
+    torch.manual_seed(0)
+    for number, (module, x) in enumerate([(Decoder(), torch.randn(1, 6, 8)), (Branches(), torch.ones(3, 4)), (Branches(), -torch.ones(3, 4))]):
+        directory = tmp_path / str(number)
+        graph.save(directory, graph.export_case(module, [x], strict=False), [[x]])
+        g = graph.load(directory)
+        assert not any(inline.is_higher_order(o.node) for o in g.ops) and not g.inlined.kept
+        [out] = g.cut(len(g.ops))(x)
+        expected = module(x)
+        assert out.dtype == expected.dtype and torch.equal(out, expected)
+    taken = {o.aten for o in g.ops if o.within and o.within[0].startswith("cond")}
+    assert taken == {"aten.cos"}  # x < 0: the false branch
+    assert sum(o.aten == "aten.tanh" for o in g.ops) == 3
+
+
+def test_an_importer_failure_is_localized_to_the_node_it_names_and_the_context_it_needs(tmp_path):
+    """torch-mlir's importer asserts on aten.index.Tensor given a buffer as positions (as Swin's relative_position_index):
+    the node it names is confirmed with two cuts, no search; alone the op passes (the buffer became an input), and
+    with the buffer frozen as in the model it fails again: that case is kept."""
+    record = localize("index_by_buffer", "linalg", fixture_settings(tmp_path, HERE / "fixtures" / "importer"), tmp_path / "w")
+    assert (record["op"], record["target"], record["found_by"]) == ("aten.index", "aten.index.Tensor", "named")
+    assert record["cuts_run"] <= 2 and record["alone"]["status"] == "pass"
+    context = record["context"]
+    assert (context["kind"], context["frozen"], context["code"]) == ("constant", ["idx"], record["code"])
+    assert "is the model's buffer idx" in record["verdict"] and "alone it became an input" in record["verdict"]
+    text = Path(context["case_file"]).read_text()
+    assert "CONSTANTS[0]" in text and "torch.ops.aten.index.Tensor(x0, [None, CONSTANTS[0]])" in text
+
+
+def test_a_lowering_failure_is_taken_at_the_node_its_diagnostic_locates(tmp_path):
+    """torch-mlir's TOSA lowering rejects aten.erfinv, its diagnostic located at the model's line: that node, two cuts."""
+    record = localize("erfinv", "tosa", fixture_settings(tmp_path), tmp_path / "w")
+    assert (record["op"], record["code"], record["found_by"]) == ("aten.erfinv", "UNSUPPORTED_OP", "named")
+    assert record["trail"] == {"2": "pass", "3": "UNSUPPORTED_OP"} and record["verdict"] == "fails alone as in the model"
+
+
+def test_an_op_failing_only_after_another_gets_the_two_op_case(tmp_path):
+    """cos compiles alone but not after sin (a fusion bug): the op blamed is cos, its context the op before it,
+    and the case of the two is written, and fails as the model does."""
+    record = localize("chain", planted("COS_AFTER_SIN"), fixture_settings(tmp_path), tmp_path / "w")
+    assert (record["op"], record["alone"]["status"]) == ("aten.cos", "pass")
+    context = record["context"]
+    assert context["kind"] == "op before" and context["before"] == ["sin"] and context["code"] == "COMPILER_ERROR"
+    assert "node sin (aten.sin)" in record["verdict"] and "fails as in the model" in record["verdict"]
+    text = Path(context["case_file"]).read_text()
+    assert "v0 = torch.ops.aten.sin.default(x0)" in text and "return torch.ops.aten.cos.default(v0)" in text
+    [case] = Registry.load(directory_sources(Path(context["case_file"]).parent)).select(keyword="after_sin")
+    assert case.ops == ("aten.sin", "aten.cos")
+
+
+def test_an_op_case_of_several_ops_is_localized_like_a_model(tmp_path):
+    record = localize("sin_cos", planted("COS_ERROR"), fixture_settings(tmp_path), tmp_path / "w")
+    assert (record["op"], record["ops"], record["verdict"]) == ("aten.cos", 3, "fails alone as in the model")
 
 
 # -- what cannot be localized, said clearly -------------------------------------------
@@ -220,6 +305,40 @@ def test_the_emitted_case_calls_the_op_with_its_attributes(tmp_path):
     assert emit.literal([torch.float16, float("-inf"), None], {}) == "[torch.float16, float('-inf'), None]"
     with pytest.raises(emit.EmitError, match="no literal form"):
         emit.literal(object(), {})
+
+
+class Stats(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.tensor([2.0, 3.0, 4.0]))
+
+    def forward(self, x):
+        var, mean = torch.var_mean(x, dim=1, keepdim=True)
+        return torch.sqrt(var) * self.scale + mean
+
+
+def test_an_ops_contexts_are_cases_computing_what_the_model_does(tmp_path):
+    """The op before (one output of several: var_mean's) and the op, as one case; a buffer kept a constant."""
+    from conformance.localize import context
+
+    x = torch.randn(3, 5)
+    module = Stats()
+    graph.save(tmp_path, graph.export_case(module, [x], strict=False), [[x]])
+    g = graph.load(tmp_path)
+    sqrt, mul = (next(o for o in g.ops if o.aten == name) for name in ("aten.sqrt", "aten.mul"))
+    values = g.activations([x], context.nodes_needed(g, sqrt) | context.nodes_needed(g, mul))
+    [before] = context.candidates(g, sqrt, values)
+    assert before.kind == "op before" and "`self` (float32[3, 1]) is computed by node var_mean (aten.var_mean)" in before.said
+    path = emit.write_case(tmp_path / "ops", "stats.sqrt.after", sqrt, values, "stats", "tosa", before=before.before, stem="sqrt_after")
+    assert "return torch.ops.aten.sqrt.default(v0[0])" in path.read_text()
+    frozen = context.candidates(g, mul, values)[0]
+    assert frozen.kind == "constant" and "the model's buffer scale (float32[3])" in frozen.said
+    emit.write_case(tmp_path / "ops", "stats.mul.frozen", mul, values, "stats", "tosa", frozen=frozen.frozen, stem="mul_frozen")
+    cases = {c.id: c for c in Registry.load(directory_sources(tmp_path / "ops"))}
+    var, _ = torch.var_mean(x, dim=1, keepdim=True)
+    torch.testing.assert_close(cases["stats.sqrt.after"].build()(x), torch.sqrt(var))
+    [[given]] = cases["stats.mul.frozen"].exact.load()  # the buffer is not among the inputs: a constant of the case
+    torch.testing.assert_close(cases["stats.mul.frozen"].build()(given), torch.sqrt(var) * module.scale)
 
 
 def test_what_an_op_lowered_to_is_read_from_its_ir_without_the_scaffolding():

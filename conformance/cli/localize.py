@@ -18,7 +18,7 @@ from conformance import run_options as ro
 from conformance.cli.common import add_group, one_backend, recorded_failure
 
 NAME = "localize"
-HELP = "find the op that makes a model case fail on a backend (binary search over its exported graph)"
+HELP = "find the op that makes a case (a model, or an op case of several ops) fail on a backend (binary search over its exported graph)"
 DEFAULT_OUTPUT = "reports/localized"
 
 
@@ -27,7 +27,7 @@ EXECUTION = (ro.SEED, ro.CASE_TIMEOUT, ro.BATCH_SIZE, ro.MEMORY_LIMIT, ro.CACHE_
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("case", metavar="CASE", help="a model case id (conformance list --tag model)")
+    parser.add_argument("case", metavar="CASE", help="a case id: a model (conformance list --tag model), or an op case of several ops")
     ro.BACKEND.add_to(parser, required=True, help="the backend it fails on (one)")
     ro.RESULTS.add_to(parser, help="take the case's failure from this report (a report directory or results.jsonl) instead of running it")
     parser.add_argument("--output-dir", type=ro.writable_dir, default=DEFAULT_OUTPUT, metavar="DIR",
@@ -64,6 +64,8 @@ def run(args) -> int:
         print(f"  first failing cut: op {record['first_failing_cut']['index']} ({record['first_failing_cut']['node']}); "
               f"{record['cuts_run']} cuts run, {record['seconds']} s")
         print(f"  one-op case: {record['case_file']}")
+        if record.get("context"):
+            print(f"  fails in its context ({record['context']['kind']}): {record['context']['case_file']}")
         if record.get("bundle"):
             print(f"  bundle: {record['bundle']}/reproduce.sh")
         print(f"  record: {record['workspace']}/localized.json")

@@ -6,6 +6,10 @@ the model. For wrong numbers the culprit and up to SUSPECTS ops feeding it
 run alone on eager's activations; the op blamed is the one whose own error
 against fp64 exceeds its dtype's tolerance and the noise floor by the most
 (oracle.blame); none such means the error accumulated on the way.
+
+An op that does not fail alone as in the model is tried in its context
+(context.py): the verdict names the context whose case fails as the model
+does, or says none did.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.localize import graph, oracle
+from conformance.localize import context, graph, oracle
 from conformance.localize.emit import op_case_id
 from conformance.localize.search import at, same_failure
 from conformance.result import Result
@@ -55,33 +59,81 @@ class Checked:
 
 
 @dataclass
+class InContext:
+    """The op that did not fail alone, tried in its contexts: each one's case file and Result, by its suffix."""
+
+    tries: list[context.Candidate]
+    files: dict[str, Path]
+    unwritten: dict[str, str]  # why a context has no case file
+    ran: dict[str, Result]
+
+    def failing(self, failure: Result) -> context.Candidate | None:
+        """The first context whose case fails as the model does."""
+        return next((c for c in self.tries if c.suffix in self.ran and same_failure(failure, self.ran[c.suffix])), None)
+
+
+@dataclass
 class Blame:
-    """The op blamed, its run alone, the verdict, and the MLIR op to name."""
+    """The op blamed, its run alone, the verdict, the MLIR op to name, and the context it fails in (if it needs one)."""
 
     op: graph.OpNode
     alone: Result | None
     verdict: str
     mlir_op: str | None
+    context: context.Candidate | None = None
+    in_context: InContext | None = None
 
 
-def blame(failure: Result, culprit: graph.OpNode, checked: Checked, numeric: bool) -> Blame:
-    """The op blamed for `failure`: for numerics the suspect off by the most on its own, else the culprit."""
+def needs_context(failure: Result, culprit: graph.OpNode, checked: Checked, numeric: bool) -> bool:
+    """Whether the op at the cut ran alone and did not fail as in the model (a wrong number has its own account)."""
+    alone = checked.alone.get(culprit.name)
+    return not numeric and alone is not None and not same_failure(failure, alone)
+
+
+def blame(
+    failure: Result, culprit: graph.OpNode, checked: Checked, numeric: bool,
+    kept: dict[str, str] | None = None, in_context: InContext | None = None,
+) -> Blame:
+    """The op blamed for `failure`: for numerics the suspect off by the most on its own, else the culprit.
+
+    `kept`: the higher-order ops left whole, and why; `in_context`: the
+    culprit tried in its contexts, where it did not fail alone.
+    """
     blamed_name = oracle.blame(checked.errors) if numeric else culprit.name
     blamed = next((s for s in checked.ops if s.name == blamed_name), culprit)
     alone = checked.alone.get(blamed.name)
-    return Blame(blamed, alone, verdict(failure, numeric, blamed_name, alone), mlir_op(alone, failure, numeric))
+    found = in_context.failing(failure) if in_context else None
+    said = verdict(failure, numeric, blamed_name, alone, (kept or {}).get(blamed.name), in_context, found)
+    result = in_context.ran[found.suffix] if found else alone
+    return Blame(blamed, alone, said, mlir_op(result, failure, numeric), found, in_context)
 
 
-def verdict(failure: Result, numeric: bool, blamed: str | None, alone: Result | None) -> str:
+def verdict(
+    failure: Result, numeric: bool, blamed: str | None, alone: Result | None, kept_whole: str | None = None,
+    in_context: InContext | None = None, found: context.Candidate | None = None,
+) -> str:
     if numeric:
         if blamed is None:
             return "propagated: no op near the cut is off by more than its dtype allows; the error at the cut accumulated"
         return "local: the op's own error exceeds its dtype's tolerance and the noise floor"
     if alone is None:
+        if kept_whole:
+            return f"not run alone: a higher-order op left whole ({kept_whole})"
         return "not run alone: the op has no case file (see suspects)"
     if same_failure(failure, alone):
         return "fails alone as in the model"
-    return f"alone it gives {alone.code or alone.status}{at(alone.op)}: the failure needs its context in the model"
+    gives = f"alone it gives {alone.code or alone.status}{at(alone.op)}"
+    if found is not None:
+        case = "after the op before it, as one case," if found.before else "with its constants frozen as in the model"
+        return f"{gives}; {case} it fails as in the model: {found.said}"
+    if in_context is not None and in_context.tries:
+        tried = "; ".join(
+            f"{c.kind} ({c.suffix}): {in_context.ran[c.suffix].code or in_context.ran[c.suffix].status}" if c.suffix in in_context.ran
+            else f"{c.kind} ({c.suffix}): {in_context.unwritten.get(c.suffix, 'not run')}"
+            for c in in_context.tries
+        )
+        return f"{gives}: the failure needs more of its context in the model than one op before it or its constants (tried {tried})"
+    return f"{gives}: the failure needs its context in the model (its operands are the model's inputs: no op before it to try)"
 
 
 def mlir_op(alone: Result | None, failure: Result, numeric: bool) -> str | None:

@@ -7,6 +7,9 @@ except `getitem` (which belongs to the op whose tuple it unpacks). Cut `k`
 keeps ops 1..k and returns every value they computed that a later op (or
 the model's output) still needs: the activations at the cut, so an error
 anywhere in the prefix shows there, on a branch not yet merged too.
+
+Higher-order ops (`torch.no_grad()` regions, autocast, cond, while_loop ...)
+are inlined first (inline.py): the ops inside them are ops of the graph.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import torch
 import torch.fx
 
 from conformance.content import PROJECT_ROOT
+from conformance.localize import inline
 
 PROGRAM = "program.pt2"
 INPUTS = "inputs.pt"
@@ -28,13 +32,38 @@ TORCH_DIRS = {str(Path(torch.__file__).parent) + "/", str(Path(torch.__file__).r
 
 
 def export_case(module: torch.nn.Module, inputs: list[torch.Tensor], strict: bool) -> torch.export.ExportedProgram:
-    return torch.export.export(module, tuple(inputs), strict=strict)
+    return flat_outputs(torch.export.export(module, tuple(inputs), strict=strict))
+
+
+def flat_outputs(program: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """`program` returning its outputs as one flat tuple (changed in place).
+
+    A model's outputs may be a library's container (a transformers
+    ModelOutput): the saved program would name its class, and the child
+    loading it, which never imports that library, could not read it back.
+    The cuts return flat tuples anyway.
+    """
+    signature = program.module_call_graph[0].signature
+    if signature is not None:
+        signature.out_spec = torch.utils._pytree.tree_structure(tuple(range(signature.out_spec.num_leaves)))
+    return program
+
+
+def decompose(program: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """`program` in torch's core ATen ops (an op case of one op may be several there)."""
+    return flat_outputs(program.run_decompositions())
+
+
+def of_program(program: torch.export.ExportedProgram, inputs: list[torch.Tensor]) -> Graph:
+    """The graph of `program`, its higher-order ops inlined as eager runs on `inputs`."""
+    return Graph(*inline.inline(program.module(), inputs))
 
 
 def save(directory: Path, program: torch.export.ExportedProgram, input_sets: list[list[torch.Tensor]]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     torch.export.save(program, directory / PROGRAM)
     torch.save(input_sets, directory / INPUTS)
+    _LOADED.pop(str(Path(directory).resolve()), None)  # an earlier program saved there is not this one
 
 
 def load_inputs(directory: Path) -> list[list[torch.Tensor]]:
@@ -48,7 +77,7 @@ def load(directory: Path) -> Graph:
     """The saved program of `directory` (read once per process: every cut of it shares it)."""
     key = str(Path(directory).resolve())
     if key not in _LOADED:
-        _LOADED[key] = Graph(torch.export.load(Path(directory) / PROGRAM).module())
+        _LOADED[key] = of_program(torch.export.load(Path(directory) / PROGRAM), load_inputs(directory)[0])
     return _LOADED[key]
 
 
@@ -78,7 +107,8 @@ class OpNode:
     def source(self) -> str:
         """`file:line` of the model's own code that called the op (the innermost frame outside torch)."""
         frames = [line.strip() for line in (self.node.meta.get("stack_trace") or "").splitlines() if line.strip().startswith("File ")]
-        own = [f for f in frames if not any(d in f for d in TORCH_DIRS)]
+        # Nor is code torch generated (`File "<eval_with_key>.3"`: a cond's branch as dynamo traced it).
+        own = [f for f in frames if not any(d in f for d in TORCH_DIRS) and not f.startswith('File "<')]
         if not own:  # a model with no code of its own (an nn.Sequential): module_path says where
             return ""
         # 'File "/path/model.py", line 35, in forward'
@@ -89,6 +119,11 @@ class OpNode:
         except IndexError:
             return text
         return f"{path.removeprefix(str(PROJECT_ROOT) + '/')}:{line}"
+
+    @property
+    def within(self) -> list[str]:
+        """The higher-order ops the op sat in before inlining, outermost first (`wrap_with_set_grad_enabled ...`)."""
+        return inline.within(self.node)
 
     @property
     def module_path(self) -> str:
@@ -102,8 +137,9 @@ class OpNode:
 
 
 class Graph:
-    def __init__(self, module: torch.fx.GraphModule):
+    def __init__(self, module: torch.fx.GraphModule, inlined: inline.Inlined | None = None):
         self.module = module
+        self.inlined = inlined or inline.Inlined()  # the higher-order ops opened, and those kept whole
         self.nodes = list(module.graph.nodes)
         self.ops = [
             OpNode(i + 1, n)

@@ -1,15 +1,20 @@
-"""Localizing one failing model case on one backend, from its Result to the op to blame.
+"""Localizing one failing case (a model, or an op case of several ops) on one backend, from its Result to the op to blame.
 
-    1. the model's failure: given (a run's Result), or found by running the case
-    2. export it once, save the program and its inputs in the workspace
-    3. number its ops: cut k, a case of the workspace, is the program up to op k (cuts.py)
-    4. binary-search the cuts (search.py), each run as a case through the
-       backend's own stages in the supervised child: a crash or hang there
-       stays a CRASH or TIMEOUT of that cut
+    1. export it once (an op case of one op: its decomposition, or nothing to cut)
+    2. the case's failure: given (a run's Result), or found by running the case
+    3. save the program and its inputs in the workspace; its higher-order ops
+       inlined (inline.py), number its ops: cut k, a case of the workspace, is
+       the program up to op k (cuts.py)
+    4. find the first cut that fails as the case does: the node the failure
+       names, confirmed (named.py), else a binary search (search.py); each cut
+       runs as a case through the backend's own stages in the supervised
+       child: a crash or hang there stays a CRASH or TIMEOUT of that cut
     5. run the op that cut adds, and for numerics the ops feeding it, alone on
        eager's activations (emit.py writes each as a case; oracle.py measures
        its own error against fp64), in one batch
-    6. blame one of them (blame.py)
+    6. blame one of them (blame.py); where the op blamed does not fail alone,
+       try it in its context (context.py: its constants frozen, the op before
+       it), one more batch
     7. write the record (record.py): op, source line, errors, the case file and its bundle
 
 Everything runs through the Engine, as a normal run does; the workspace
@@ -29,10 +34,11 @@ from typing import Any, Callable
 from conformance.cases.registry import Registry, RegistryError, sources_of
 from conformance.execution.engine import Engine
 from conformance.settings import Settings
-from conformance.localize import cuts, emit, graph, oracle
-from conformance.localize.blame import SUSPECTS, Checked, blame, suspects
+from conformance.localize import context, cuts, emit, graph, oracle
+from conformance.localize.blame import SUSPECTS, Checked, InContext, blame, needs_context, suspects
+from conformance.localize.named import named_op
 from conformance.localize.record import EXTRAS_KEY, Localized
-from conformance.localize.search import Search, at, first_failing_cut, same_failure
+from conformance.localize.search import Search, at, at_named, first_failing_cut, same_failure
 from conformance.paths import safe_name
 from conformance.result import Result
 from conformance.taxonomy import Code, Stage
@@ -62,44 +68,71 @@ def localize(
     (a run's); otherwise the case runs once first.
     """
     started = time.monotonic()
-    case = _model_case(Registry.load(sources_of(settings), settings.suites), case_id)
+    case = _cuttable_case(Registry.load(sources_of(settings), settings.suites), case_id)
     base = dataclasses.replace(settings, backends=[backend], reruns=0, check_determinism=False)
+    if failure is not None:
+        _check_failure(failure, case_id)
+    export_mode = case.export_mode or settings.export_mode
+    program, input_sets, decomposed = _export(case, settings.seed, export_mode)
     if failure is None:
         log(f"running {case_id} on {backend} to see how it fails")
         failure = _run(base, [(case_id, _name(backend))])[0]
-    _check_failure(failure, case_id)
+        _check_failure(failure, case_id)
     workspace = Path(workspace).resolve()
-    export_mode = case.export_mode or settings.export_mode
-    model_graph, input_sets = _export(case, settings.seed, export_mode, workspace)
+    model_graph = _save(program, input_sets, workspace)
     _number(model_graph, case, export_mode, workspace)
     found = _search(model_graph, case, failure, base, workspace, log)
     culprit = model_graph.op(found.first)
     numeric = failure.code in NUMERIC_CODES
     checked = _run_suspects(case_id, model_graph, culprit, numeric, input_sets[0], failure, base, workspace)
-    blamed = blame(failure, culprit, checked, numeric)
+    in_context = None
+    if needs_context(failure, culprit, checked, numeric):
+        in_context = _run_in_context(case_id, model_graph, culprit, input_sets[0], failure, base, workspace)
+    blamed = blame(failure, culprit, checked, numeric, model_graph.inlined.kept, in_context)
     first_cut = _cut_error(model_graph, found.tried[found.first], found.first, input_sets[0], case, workspace)
     seconds = round(time.monotonic() - started, 1)
-    record = Localized.build(failure, culprit, len(model_graph.ops), found, first_cut, checked, blamed, seconds, str(workspace))
+    record = Localized.build(
+        failure, culprit, len(model_graph.ops), found, first_cut, checked, blamed, seconds, str(workspace),
+        decomposed=decomposed, inlined=model_graph.inlined.inlined,
+    )
     return _write(workspace, record)
 
 
-def _export(case, seed: int, export_mode: str, workspace: Path) -> tuple[graph.Graph, list]:
-    """Export the case once, save the program and its inputs in the workspace; its graph and input sets."""
+def _export(case, seed: int, export_mode: str) -> tuple[Any, list, bool]:
+    """The case exported (its program, input sets, and whether it was decomposed to have ops to cut).
+
+    An op case of one op has nothing to cut: its decomposition (torch's core
+    ATen set) may have several ops, the failure among them; if not, it is
+    refused here, before anything runs.
+    """
     from conformance.cases.inputs import make_inputs, make_module
 
-    workspace.mkdir(parents=True, exist_ok=True)
-    for stale in (OUTPUTS, OPS_DIR):  # an earlier localization's outputs and cases must not be read as this one's
-        shutil.rmtree(workspace / stale, ignore_errors=True)
     module, input_sets = make_module(case, seed), make_inputs(case, seed)
     try:
         program = graph.export_case(module, input_sets[0], strict=export_mode == "strict")
     except Exception as e:
         raise LocalizeError(f"{case.id} does not export here ({type(e).__name__}: {e}): there is no graph to cut") from e
-    graph.save(workspace, program, input_sets)
-    model_graph = graph.load(workspace)
-    if not model_graph.ops:
+    ops = graph.of_program(program, input_sets[0]).ops
+    if not ops:
         raise LocalizeError(f"{case.id}'s exported graph has no op to cut at")
-    return model_graph, input_sets
+    if case.kind == "model" or len(ops) > 1:
+        return program, input_sets, False
+    decomposed = graph.decompose(program)
+    if len(graph.of_program(decomposed, input_sets[0]).ops) > 1:
+        return decomposed, input_sets, True
+    raise LocalizeError(
+        f"{case.id} is an {case.kind} case: it is one op already, nothing to cut ({ops[0].aten}, decomposed too); "
+        "run it with --artifacts for its reproducer bundle"
+    )
+
+
+def _save(program, input_sets: list, workspace: Path) -> graph.Graph:
+    """The program and its inputs saved in the workspace, read back as the children will read them."""
+    workspace.mkdir(parents=True, exist_ok=True)
+    for stale in (OUTPUTS, OPS_DIR):  # an earlier localization's outputs and cases must not be read as this one's
+        shutil.rmtree(workspace / stale, ignore_errors=True)
+    graph.save(workspace, program, input_sets)
+    return graph.load(workspace)
 
 
 def _number(model_graph: graph.Graph, case, export_mode: str, workspace: Path) -> None:
@@ -121,7 +154,13 @@ def _search(model_graph: graph.Graph, case, failure: Result, base: Settings, wor
         return result
 
     try:
-        found = first_failing_cut(len(ops), run_cut, failure)
+        named, tried = named_op(model_graph, failure), {}
+        found = None
+        if named is not None:
+            log(f"the failure names node {named.name} (op {named.index}): confirming it is the first to fail")
+            found, tried = at_named(named.index, run_cut, failure)
+        if found is None:
+            found = first_failing_cut(len(ops), run_cut, failure, tried)
     finally:
         engine.close()
     first = found.tried[found.first]
@@ -152,6 +191,35 @@ def _run_suspects(
     alone = {s.name: by_case[emit.op_case_id(case_id, s)] for s in ops if emit.op_case_id(case_id, s) in by_case}
     errors = _own_errors(case_id, ops, values, workspace, failure.backend) if numeric else {}
     return Checked(case_id, ops, files, unwritten, alone, errors, ran=bool(ran))
+
+
+def _run_in_context(
+    case_id: str, model_graph: graph.Graph, culprit: graph.OpNode, inputs: list, failure: Result, base: Settings, workspace: Path,
+) -> InContext:
+    """The op that did not fail alone, in each of its contexts in the model (context.py), all in one batch."""
+    values = model_graph.activations(inputs, context.nodes_needed(model_graph, culprit))
+    tries = context.candidates(model_graph, culprit, values)
+    [spec] = base.backends
+    files, unwritten = {}, {}
+    for c in tries:
+        try:
+            files[c.suffix] = emit.write_case(
+                workspace / OPS_DIR, context_case_id(case_id, culprit, c), culprit, values, case_id, spec,
+                before=c.before, frozen=c.frozen, stem=f"{culprit.name}_{c.suffix}",
+            )
+        except emit.EmitError as e:
+            unwritten[c.suffix] = str(e)
+    op_settings = dataclasses.replace(
+        base, case_paths=[*base.case_paths, str(workspace / OPS_DIR)], artifacts=base.artifacts or str(workspace / "bundles"),
+    )
+    pairs = [(context_case_id(case_id, culprit, c), failure.backend) for c in tries if c.suffix in files]
+    by_case = {r.case: r for r in _run(op_settings, pairs)} if pairs else {}
+    ran = {c.suffix: by_case[context_case_id(case_id, culprit, c)] for c in tries if context_case_id(case_id, culprit, c) in by_case}
+    return InContext(tries, files, unwritten, ran)
+
+
+def context_case_id(case_id: str, op: graph.OpNode, candidate: context.Candidate) -> str:
+    return f"{emit.op_case_id(case_id, op)}.{candidate.suffix}"
 
 
 def _write_op_cases(case_id: str, ops: list[graph.OpNode], values, spec: str, workspace: Path) -> tuple[dict, dict]:
@@ -204,7 +272,9 @@ def workspace_for(root: Path, case_id: str, backend: str) -> Path:
 
 
 def attach(result: Result, spec: str, settings: Settings, root: Path, log: Callable[[str], None] = lambda line: None) -> dict:
-    """Localize a failing model Result (`spec`: its backend as the run named it) into its extras; returns the record.
+    """Localize a failing Result into its extras; returns the record. `spec`: its backend as the run named it.
+
+    A model case, or an op case of several ops (one op: refused, as below).
 
     What cannot be localized is recorded as {"error": why}: a run never
     loses a result to its localization.
@@ -236,20 +306,15 @@ def _run(settings: Settings, pairs: list[tuple[str, str]]) -> list[Result]:
         engine.close()
 
 
-def _model_case(registry: Registry, case_id: str):
+def _cuttable_case(registry: Registry, case_id: str):
     try:
         case = registry[case_id]
     except RegistryError:
         close = difflib.get_close_matches(case_id, [c.id for c in registry], n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else " (conformance list shows the cases)"
         raise LocalizeError(f"no case with id {case_id!r}{hint}") from None
-    if case.kind != "model":
-        raise LocalizeError(
-            f"{case_id} is an {case.kind} case: it is one op already, nothing to cut; "
-            "run it with --artifacts for its reproducer bundle"
-        )
     if case.format != "torch":
-        raise LocalizeError(f"{case_id} is an {case.format} model: localize cuts PyTorch's exported graphs only")
+        raise LocalizeError(f"{case_id} is an {case.format} {case.kind} case: localize cuts PyTorch's exported graphs only")
     return case
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # only their attributes are read here: no torch at import
     from conformance.result import Result
 
 EXTRAS_KEY = "localized"  # Result.extras key of the record
-OPTIONAL = ("own_error", "note")  # left out of the dict when there is nothing to say
+OPTIONAL = ("own_error", "note", "within", "context", "contexts_tried", "decomposed", "inlined")  # left out when there is nothing to say
 
 
 @dataclass
@@ -51,16 +51,23 @@ class Localized:
     compiles: int  # each cut, then the suspects in one batch
     seconds: float
     workspace: str
+    found_by: str = "search"  # "search" (bisection), or "named" (the node the failure named, confirmed by two cuts)
     own_error: dict[str, Any] | None = None  # numerics: the blamed op's error against fp64
     note: str | None = None  # a caveat (the model fails already at its first op)
+    within: list[str] | None = None  # the higher-order ops the op sat in (`wrap_with_set_grad_enabled ...`), outermost first
+    context: dict[str, Any] | None = None  # not failing alone: the context it fails in, its case file, bundle and run
+    contexts_tried: list[dict[str, Any]] | None = None  # each context tried, and its run
+    decomposed: bool | None = None  # an op case of one op, cut in its core ATen decomposition
+    inlined: dict[str, str] | None = None  # the higher-order ops opened for cutting, and how
 
     @classmethod
     def build(
         cls, failure: Result, culprit: OpNode, ops: int, found: Search, first_cut: dict[str, Any],
-        checked: Checked, blame: Blame, seconds: float, workspace: str,
+        checked: Checked, blame: Blame, seconds: float, workspace: str, decomposed: bool = False, inlined: dict[str, str] | None = None,
     ) -> Localized:
-        """The record of a localization of `failure` (a model case's Result) from its steps' findings."""
+        """The record of a localization of `failure` (a case's Result) from its steps' findings."""
         blamed, first = blame.op, found.tried[found.first]
+        tried_in_context = blame.in_context
         return cls(
             case=checked.case_id,
             backend=failure.backend,
@@ -85,7 +92,7 @@ class Localized:
             cuts_run=len(found.tried),
             trail={str(k): r.code or r.status for k, r in sorted(found.tried.items())},
             failed_otherwise={str(k): f"{r.code}{at(r.op)}" for k, r in found.otherwise(failure).items()},
-            compiles=len(found.tried) + checked.ran,
+            compiles=len(found.tried) + checked.ran + bool(tried_in_context and tried_in_context.ran),
             seconds=seconds,
             workspace=workspace,
             own_error=checked.errors[blamed.name].to_dict() if blamed.name in checked.errors else None,
@@ -94,6 +101,12 @@ class Localized:
                 if culprit.index == 1
                 else None
             ),
+            found_by="named" if found.named else "search",
+            within=blamed.within or None,
+            context=_context(blame) if blame.context else None,
+            contexts_tried=[_tried(tried_in_context, c) for c in tried_in_context.tries] if tried_in_context else None,
+            decomposed=decomposed or None,
+            inlined=inlined or None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -110,6 +123,22 @@ def _suspect(checked: Checked, op: OpNode) -> dict[str, Any]:
         entry["error"] = checked.errors[op.name].to_dict()
     if op.name in checked.unwritten:
         entry["not_written"] = checked.unwritten[op.name]
+    return entry
+
+
+def _context(blame: Blame) -> dict[str, Any]:
+    """The context the op fails in: what it is, its case file (the op before and the op, or the op with its constants) and run."""
+    found, ran = blame.context, blame.in_context.ran[blame.context.suffix]
+    return {
+        "kind": found.kind, "said": found.said, "before": [o.name for o in found.before], "frozen": [n.name for n in found.frozen],
+        "case": ran.case, "case_file": str(blame.in_context.files[found.suffix]), "bundle": ran.artifacts, **brief(ran),
+    }
+
+
+def _tried(in_context, candidate) -> dict[str, Any]:
+    entry = {"kind": candidate.kind, "said": candidate.said, **brief(in_context.ran.get(candidate.suffix))}
+    if candidate.suffix in in_context.unwritten:
+        entry["not_written"] = in_context.unwritten[candidate.suffix]
     return entry
 
 
@@ -133,7 +162,8 @@ def summary(record: dict) -> str:
     own = record.get("own_error")
     numbers = f"; own error {own['own_abs']:.3g} vs noise floor {own['noise_abs']:.3g}" if own else ""
     lowered = f" -> {record['mlir_op']}" if record.get("mlir_op") else ""
+    inside = f" inside {' > '.join(record['within'])}" if record.get("within") else ""
     return (
-        f"localized to {record['op']}{lowered} (node {record['node']}, op {record['index']} of {record['ops']}) "
+        f"localized to {record['op']}{lowered} (node {record['node']}, op {record['index']} of {record['ops']}{inside}) "
         f"at {record['source'] or record.get('module') or 'an unknown line'}{numbers}; {record['verdict']}"
     )

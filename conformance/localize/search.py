@@ -41,23 +41,26 @@ class Search:
 
     first: int
     tried: dict[int, Result] = field(default_factory=dict)
+    named: bool = False  # found where the failure named its node (two cuts), not by bisection
 
     def otherwise(self, wanted: Result) -> dict[int, Result]:
         """The cuts that failed, but not as the model does."""
         return {k: r for k, r in self.tried.items() if r.failed and not same_failure(wanted, r)}
 
 
-def first_failing_cut(count: int, run_cut: Callable[[int], Result], wanted: Result) -> Search:
+def first_failing_cut(count: int, run_cut: Callable[[int], Result], wanted: Result, tried: dict[int, Result] | None = None) -> Search:
     """The smallest k in 1..count whose cut fails as `wanted`, assuming cuts past it fail too.
 
     Cut `count` is run last, and only if the search ends there: a whole
-    graph that does not fail as the model did is then found out.
+    graph that does not fail as the model did is then found out. `tried`:
+    cuts already run (not run again).
     """
-    tried: dict[int, Result] = {}
+    tried = dict(tried or {})
     low, high = 0, count  # low passes (or fails otherwise), high fails as wanted
     while high - low > 1:
         middle = (low + high) // 2
-        tried[middle] = run_cut(middle)
+        if middle not in tried:
+            tried[middle] = run_cut(middle)
         if same_failure(wanted, tried[middle]):
             high = middle
         else:
@@ -65,3 +68,18 @@ def first_failing_cut(count: int, run_cut: Callable[[int], Result], wanted: Resu
     if high not in tried:
         tried[high] = run_cut(high)
     return Search(high, tried)
+
+
+def at_named(index: int, run_cut: Callable[[int], Result], wanted: Result) -> tuple[Search | None, dict[int, Result]]:
+    """Cut `index`, the op the failure named, confirmed the first to fail: it fails as `wanted`, the cut before does not.
+
+    Two runs instead of a search. Unconfirmed: (None, the cuts run), for the search to go on from.
+    """
+    tried = {index: run_cut(index)}
+    if not same_failure(wanted, tried[index]):
+        return None, tried
+    if index > 1:
+        tried[index - 1] = run_cut(index - 1)
+        if same_failure(wanted, tried[index - 1]):
+            return None, tried
+    return Search(index, tried, named=True), tried
