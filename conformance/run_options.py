@@ -343,7 +343,8 @@ REPORT_DIR = Option(
 
 LOCALIZE = Option(
     ("--localize",),
-    "for each failing model case, find the op to blame: binary-search the prefixes of its exported graph through the "
+    "for each failing case with several ops to blame (every model; an op case whose graph computes more than one op), "
+    "find the op: binary-search the prefixes of its exported graph through the "
     "backend, check the suspects alone against fp64, and write a one-op case and its bundle (the model's result "
     "records it in extras['localized']; reports name it). Under the report directory's localized/ (pytest without "
     "--report-dir: reports/localized/)",
