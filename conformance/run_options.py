@@ -299,6 +299,15 @@ CHECK_DETERMINISM = Option(
     default=False,
     setting="check_determinism",
 )
+COMPILE_ONLY = Option(
+    ("--compile-only",),
+    "stop each pair of a backend that can run elsewhere (the IREE ones) after compiling: it ends COMPILED, and with "
+    "--artifacts its bundle holds what running it on another machine needs (docs/remote-run.md; then "
+    "`conformance verdicts-from`)",
+    action="store_true",
+    default=False,
+    setting="compile_only",
+)
 ARTIFACTS = Option(
     ("--artifacts",),
     "write a reproducer bundle for each failing case here",
@@ -376,13 +385,13 @@ RESULTS = Option(
 # What each front end declares, in the order --help lists them.
 PYTEST = (
     BACKEND, CASES, CASE, NO_DEFAULT_CASES, SUITE, SEED, CASE_TIMEOUT, MEMORY_LIMIT, BATCH_SIZE,
-    RERUNS, CHECK_DETERMINISM, ARTIFACTS, CACHE_DIR, NO_CACHE, XFAIL_DIR, NO_XFAIL, UPDATE_XFAILS, EXPORT_MODE, REPORT_DIR,
-    LOCALIZE,
+    RERUNS, CHECK_DETERMINISM, COMPILE_ONLY, ARTIFACTS, CACHE_DIR, NO_CACHE, XFAIL_DIR, NO_XFAIL, UPDATE_XFAILS, EXPORT_MODE,
+    REPORT_DIR, LOCALIZE,
 )  # fmt: skip
 CASE_SELECTION = (CASES, NO_DEFAULT_CASES, SUITE, KEYWORD, TAG, SKIP_TAG)
 EXECUTION = (
-    SEED, CASE_TIMEOUT, BATCH_SIZE, MEMORY_LIMIT, RERUNS, CHECK_DETERMINISM, CACHE_DIR, NO_CACHE, ARTIFACTS, XFAIL_DIR, NO_XFAIL,
-    EXPORT_MODE,
+    SEED, CASE_TIMEOUT, BATCH_SIZE, MEMORY_LIMIT, RERUNS, CHECK_DETERMINISM, COMPILE_ONLY, CACHE_DIR, NO_CACHE, ARTIFACTS,
+    XFAIL_DIR, NO_XFAIL, EXPORT_MODE,
 )  # fmt: skip
 
 _FILLING_SETTINGS = [o for o in (CASES, NO_DEFAULT_CASES, SUITE, *EXECUTION) if o.setting]

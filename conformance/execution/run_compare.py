@@ -11,7 +11,8 @@ differ (determinism.py).
 from __future__ import annotations
 
 import time
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from torch.utils._pytree import tree_leaves
 
@@ -23,7 +24,7 @@ from conformance.classify import Classification, classify_error
 from conformance.classify.op_under_test import op_under_test
 from conformance.compare import compare, precision
 from conformance.compare.precision import Precision
-from conformance.execution import determinism
+from conformance.execution import determinism, elsewhere
 from conformance.execution.capture import OutputCapture
 from conformance.execution.emitter import Emitter
 from conformance.execution.item import Item
@@ -62,11 +63,14 @@ class RunAndCompare:
         start = time.perf_counter()
         outputs = []
         try:
+            if self.settings.compile_only and elsewhere.can_run_elsewhere(backend, it):
+                raise NotRun(f"compiled for {backend.name}; not run here: --compile-only")
             for inputs in it.run.inputs:
                 outputs.append(backend.run(it.value, clone_inputs(inputs), it.run))
         except NotRun as e:  # compiled for a device this machine lacks: neither pass nor failure
             it.timings["run"] = time.perf_counter() - start
             it.done = True
+            elsewhere.stage(backend, it, str(e), self.settings.case_timeout)  # with --artifacts: what running it on another machine needs
             self.emitter.emit(results.compiled(it.case_id, backend.name, str(e), it.timings), it.run.extras)
             return None
         except Exception as e:
@@ -87,20 +91,15 @@ class RunAndCompare:
         """Whether every input set's outputs match eager's; the first mismatch fails the pair."""
         self.emitter.announce(Stage.COMPARE, backend.name, [it.case_id])
         start = time.perf_counter()
-        for index, (expected, actual) in enumerate(zip(it.run.expected, outputs)):
-            mismatch = _mismatch(it.run, index, expected, actual)
-            if mismatch:
-                where = f"at input set {index + 1} of {len(outputs)} ({_sizes(it.run, index)}): " if len(outputs) > 1 else ""
-                measured = _precision(it.run, index, mismatch)
-                if measured is not None:
-                    it.run.extras[NUMERIC] = measured.to_dict()
-                said = where + mismatch.explanation + (f"; {measured.sentence()}" if measured else "")
-                op = op_under_test(it.run.extras.get("aten_ops") or (), it.run.case.ops)
-                it.timings[Stage.COMPARE] = time.perf_counter() - start
-                self.emitter.fail(backend, it, Stage.COMPARE, Classification(mismatch.code, said, op=op))
-                return False
+        failure = compare_outputs(Judging.of(it.run), outputs, lambda index, mismatch: _precision(it.run, index, mismatch))
         it.timings[Stage.COMPARE] = time.perf_counter() - start
-        return True
+        if failure is None:
+            return True
+        classification, measured = failure
+        if measured is not None:
+            it.run.extras[NUMERIC] = measured.to_dict()
+        self.emitter.fail(backend, it, Stage.COMPARE, classification)
+        return False
 
     def _check_determinism(self, backend: Backend, it: Item, outputs: list) -> None:
         """--check-determinism: the first run keeps a pass's outputs, a re-run says how its own differ."""
@@ -116,18 +115,61 @@ class RunAndCompare:
             it.run.extras[determinism.UNCHECKED] = f"{type(e).__name__}: {e}"
 
 
-def _mismatch(run: CaseRun, index: int, expected: Any, actual: Any):
+@dataclass
+class Judging:
+    """What comparing a pair's outputs with eager's takes: from its CaseRun here, from its bundle's
+    remote.json after a run elsewhere (remote_verdicts.py), so both judge alike."""
+
+    expected: list  # eager's outputs, one per input set
+    inputs_after: list  # the inputs as eager left them, one list per input set (in-place ops)
+    mutations: list  # extras["mutations"]: which leading outputs are updated inputs
+    rtol: float | None
+    atol: float | None
+    statistical: bool  # random outputs, judged as samples
+    values: bool  # False: a stored random draw, judged on structure, dtype and shape only
+    reference: str  # where `expected` comes from, as explanations name it
+    sizes: list[str]  # each input set's dynamic sizes, for explanations
+    aten_ops: list  # the ops the program calls (extras), to name the op under test
+    ops: list  # the case's declared ops
+
+    @classmethod
+    def of(cls, run: CaseRun) -> Judging:
+        case = run.case
+        return cls(
+            run.expected, run.inputs_after, run.extras.get("mutations") or [], case.rtol, case.atol, run.random,
+            case.reference.values, case.reference.label, [input_set_sizes(run, i) for i in range(len(run.inputs))],
+            list(run.extras.get("aten_ops") or ()), list(case.ops),
+        )
+
+
+Measure = Callable[[int, Any], "Precision | None"]
+
+
+def compare_outputs(judging: Judging, outputs: list, measure: Measure) -> tuple[Classification, Precision | None] | None:
+    """None when every input set's outputs match eager's; else the first mismatch's classification and,
+    for a numeric one, how it measures against float64 (`measure(set index, mismatch)`)."""
+    for index, (expected, actual) in enumerate(zip(judging.expected, outputs)):
+        mismatch = _mismatch(judging, index, expected, actual)
+        if mismatch:
+            where = f"at input set {index + 1} of {len(outputs)} ({judging.sizes[index]}): " if len(outputs) > 1 else ""
+            measured = measure(index, mismatch)
+            said = where + mismatch.explanation + (f"; {measured.sentence()}" if measured else "")
+            op = op_under_test(judging.aten_ops, judging.ops)
+            return Classification(mismatch.code, said, op=op), measured
+    return None
+
+
+def _mismatch(judging: Judging, index: int, expected: Any, actual: Any):
     """How input set `index`'s outputs (then the inputs it updated in place) differ from eager's, or None."""
-    case = run.case
-    actual, mutated = split_mutations(actual, run.extras.get("mutations"))
+    actual, mutated = split_mutations(actual, judging.mutations)
     judged = dict(
-        rtol=case.rtol, atol=case.atol, statistical=run.random,
-        values=case.reference.values, reference=case.reference.label,
+        rtol=judging.rtol, atol=judging.atol, statistical=judging.statistical,
+        values=judging.values, reference=judging.reference,
     )
     mismatch = compare(expected, actual, **judged)
     for input_index, value in mutated:
         if mismatch is None:
-            mismatch = compare(run.inputs_after[index][input_index], value, label=f"input {input_index} (updated in place)", **judged)
+            mismatch = compare(judging.inputs_after[index][input_index], value, label=f"input {input_index} (updated in place)", **judged)
             if mismatch is not None:
                 mismatch.leaf = None  # an input, not an output: no float64 output to measure it against
     return mismatch
@@ -162,6 +204,7 @@ def split_mutations(outputs: Any, mutations: list | None) -> tuple[Any, list[tup
     return (rest[0] if len(rest) == 1 else tuple(rest)), mutated
 
 
-def _sizes(run: CaseRun, index: int) -> str:
+def input_set_sizes(run: CaseRun, index: int) -> str:
+    """The dynamic dimensions' sizes of input set `index` ("n=3"), or "static"."""
     dims = {d.name: d.sizes[min(index, len(d.sizes) - 1)] for s in run.case.inputs for d in s.dynamic_dims.values()}
     return ", ".join(f"{k}={v}" for k, v in dims.items()) or "static"
