@@ -640,3 +640,27 @@ class CountedWrongTosa(IreeBackend):
 
 
 COUNTED_WRONG_TOSA = CountedWrongTosa()
+
+
+class CrashesWhereItRuns(Misbehaving):
+    """Runs as eager does, but `victim` dies of SIGSEGV at run; elsewhere too (remote_run), for a fake runtime.
+
+    Its remote run names a module file saying which it is ("crash" or "eager"): the test's
+    stand-in for iree-run-module (test_remote_run.py) kills itself on the first, and
+    copies eager's outputs on the second.
+    """
+
+    def remote_run(self, value, case_run):
+        from torch.utils._pytree import tree_flatten
+
+        from conformance.reproducer import Reproducer
+
+        verdict = "crash" if case_run.case.id == self.victim else "eager"
+        commands = [
+            ["iree-run-module", "--module=module.vmfb", *(f"--output=@outputs/set{n}/{j}.npy" for j in range(len(tree_flatten(e)[0])))]
+            for n, e in enumerate(case_run.expected)
+        ]
+        return Reproducer({"module.vmfb": lambda path: path.write_text(verdict)}, commands)
+
+
+CRASHES_WHERE_IT_RUNS = CrashesWhereItRuns("crashes-where-it-runs", "segfault", "run")

@@ -18,6 +18,7 @@ from conformance.bundles import save_tensor
 from conformance.execution.item import Item
 from conformance.remote import layout
 from conformance.reproducer import Reproducer, stage_reproducer
+from conformance.settings import Settings
 
 # Non-tensor outputs JSON and pickle hold as they are (a case returning a shape or a flag).
 PLAIN = (bool, int, float, str, type(None))
@@ -27,7 +28,7 @@ def can_run_elsewhere(backend: Backend, it: Item) -> bool:
     return backend.remote_run(it.value, it.run) is not None
 
 
-def stage(backend: Backend, it: Item, explanation: str, case_timeout: float) -> None:
+def stage(backend: Backend, it: Item, explanation: str, settings: Settings) -> None:
     """With --artifacts, stage the pair's run elsewhere (nothing when the backend cannot, or an output is no plain value)."""
     run = it.run
     if run.staging is None:
@@ -41,7 +42,7 @@ def stage(backend: Backend, it: Item, explanation: str, case_timeout: float) -> 
         return
     mutations = run.extras.get("mutations") or []
     files = dict(remote.files)
-    files[layout.MANIFEST] = lambda path: layout.write_manifest(path, manifest(backend, it, explanation, case_timeout))
+    files[layout.MANIFEST] = lambda path: layout.write_manifest(path, manifest(backend, it, explanation, settings))
     files[layout.STRUCTURE] = lambda path: layout.write_structure(path, [spec for _, spec in flat], leaves)
     for index, after in enumerate(run.inputs_after if mutations else ()):
         for i in (i for i in mutations if i is not None):
@@ -57,9 +58,10 @@ def _saver(tensor):
     return write
 
 
-def manifest(backend: Backend, it: Item, explanation: str, case_timeout: float) -> dict:
-    """remote.json: what judging the outputs elsewhere needs, as RunAndCompare reads it from the CaseRun."""
-    from conformance.execution.run_compare import input_set_sizes
+def manifest(backend: Backend, it: Item, explanation: str, settings: Settings) -> dict:
+    """remote.json: what judging the outputs elsewhere needs, as RunAndCompare reads it from the CaseRun;
+    and where the case comes from, to measure a numeric mismatch against the program in float64."""
+    from conformance.execution.judging import input_set_sizes
 
     run, case = it.run, it.run.case
     return {
@@ -67,7 +69,9 @@ def manifest(backend: Backend, it: Item, explanation: str, case_timeout: float) 
         "backend": backend.name,
         "compiled": explanation,
         "sets": len(run.inputs),
-        "case_timeout": case_timeout,
+        "case_timeout": settings.case_timeout,
+        "case_source": {"case_paths": settings.case_paths, "default_cases": settings.default_cases, "suites": settings.suites,
+                        "seed": settings.seed},
         "sizes": [input_set_sizes(run, index) for index in range(len(run.inputs))],
         "rtol": case.rtol,
         "atol": case.atol,

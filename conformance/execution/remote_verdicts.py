@@ -12,6 +12,8 @@ sets ran is left out: its pair stays COMPILED.
 
 from __future__ import annotations
 
+import functools
+import json
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,9 +25,11 @@ from torch.utils._pytree import tree_unflatten
 from conformance import result as results
 from conformance.arrays import to_tensor
 from conformance.classify import Classification, classify_crash, classify_text, classify_timeout
-from conformance.execution.run_compare import Judging, compare_outputs
+from conformance.cases.inputs import make_module
+from conformance.execution.judging import Judging, compare_outputs, measure_precision
 from conformance.remote import layout
-from conformance.result import TOOL, Result
+from conformance.result import NUMERIC, TOOL, Result
+from conformance.settings import Settings
 from conformance.taxonomy import Stage
 from conformance.toolchain.tools import signal_name
 from conformance.toolchain.torch_mlir import unsigned_as_eager
@@ -72,10 +76,13 @@ def judge_bundle(bundle: Path, devices: list[str] = ()) -> Result | None:
     judging = _judging(bundle, manifest)
     eager = _eager_view(judging, bundle)
     actual = [unsigned_as_eager(_outputs(ran, _eager_leaves(eager, index)), eager) for index, ran in enumerate(outputs)]
-    # Measuring against float64 needs the program itself, which the bundle does not carry.
-    failure = compare_outputs(judging, actual, lambda index, mismatch: None)
+    failure = compare_outputs(judging, actual, lambda index, mismatch: _precision(bundle, manifest, index, mismatch))
     if failure is not None:
-        return _failed(manifest, bundle, devices, Stage.COMPARE, failure[0])
+        found, measured = failure
+        result = _failed(manifest, bundle, devices, Stage.COMPARE, found)
+        if measured is not None:
+            result.extras[NUMERIC] = measured.to_dict()
+        return result
     passed = results.passed(manifest["case"], manifest["backend"], manifest["timings"])
     passed.extras = _extras(manifest, devices)
     return passed
@@ -88,6 +95,39 @@ def run_failure(status: int, stderr: str, manifest: dict, index: int) -> Classif
     if status > 128:  # the shell's way of saying a signal ended it
         return classify_crash(Stage.RUN, f"killed by signal {signal_name(status - 128)}", stderr)
     return classify_text(Stage.RUN, f"iree-run-module exited with status {status}: {stderr.strip()}")
+
+
+def _precision(bundle: Path, manifest: dict, index: int, mismatch):
+    """A numeric mismatch measured against the case's program in float64, as a local run measures it; the
+    program is the registry's (remote.json says where the run took its cases). None where the case is not found."""
+    if manifest["statistical"]:
+        return None
+    source = manifest.get("case_source")
+    case = _registry_case(manifest["case"], json.dumps(source, sort_keys=True)) if source else None
+    if case is None:
+        return None
+    inputs = [_tensor(bundle, layout.INPUTS, index, i) for i in range(len(list((bundle / layout.INPUTS / f"set{index}").iterdir())))]
+    return measure_precision(case, make_module(case, source["seed"]), inputs, mismatch)
+
+
+def _registry_case(case_id: str, source: str):
+    """The case `case_id` from the registry a run's settings name (JSON: case_paths, default_cases, suites), or None."""
+    from conformance.cases.registry import RegistryError
+
+    try:
+        return _registry(source)[case_id]
+    except RegistryError:
+        return None
+
+
+@functools.cache
+def _registry(source: str):
+    """The registry of the run that compiled the pairs, loaded once (most of the time measuring takes)."""
+    from conformance.cases.registry import Registry, sources_of
+
+    named = json.loads(source)
+    settings = Settings(case_paths=named["case_paths"], default_cases=named["default_cases"], suites=named["suites"])
+    return Registry.load(sources_of(settings), settings.suites)
 
 
 def _outputs(ran: Path, eager: list):

@@ -1,9 +1,9 @@
 """The `run` stage: a compiled pair run on each of its input sets, and its outputs compared with eager's.
 
-A backend's outputs may lead with the new values of inputs the program
-updates in place (extras["mutations"]); those are split off and compared
-with the inputs as eager left them. A pair compiled for a device this
-machine lacks is COMPILED, neither pass nor failure. With
+The comparison itself is judging.py's (a run elsewhere is judged by it
+too). A pair compiled for a device this machine lacks, or not run under
+--compile-only, is COMPILED, neither pass nor failure: with --artifacts its
+bundle holds what running it elsewhere needs (elsewhere.py). With
 --check-determinism a pass keeps its outputs, and a re-run says how its own
 differ (determinism.py).
 """
@@ -11,27 +11,22 @@ differ (determinism.py).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Any, Callable
-
-from torch.utils._pytree import tree_leaves
 
 from conformance import result as results
 from conformance.backends.protocol import Backend, CaseRun, NotRun
-from conformance.cases.reference import clone_inputs, float64_outputs
+from conformance.cases.reference import clone_inputs
 from conformance.cases.spec import CaseUnavailable
-from conformance.classify import Classification, classify_error
-from conformance.classify.op_under_test import op_under_test
-from conformance.compare import compare, precision
+from conformance.classify import classify_error
 from conformance.compare.precision import Precision
 from conformance.execution import determinism, elsewhere
+from conformance.execution.judging import Judging, compare_outputs, measure_precision, split_mutations
 from conformance.execution.capture import OutputCapture
 from conformance.execution.emitter import Emitter
 from conformance.execution.item import Item
 from conformance.execution.reruns import DIFFERS, Attempt
 from conformance.settings import Settings
 from conformance.result import NUMERIC
-from conformance.taxonomy import Code, Stage
+from conformance.taxonomy import Stage
 
 
 class RunAndCompare:
@@ -70,7 +65,7 @@ class RunAndCompare:
         except NotRun as e:  # compiled for a device this machine lacks: neither pass nor failure
             it.timings["run"] = time.perf_counter() - start
             it.done = True
-            elsewhere.stage(backend, it, str(e), self.settings.case_timeout)  # with --artifacts: what running it on another machine needs
+            elsewhere.stage(backend, it, str(e), self.settings)  # with --artifacts: what running it on another machine needs
             self.emitter.emit(results.compiled(it.case_id, backend.name, str(e), it.timings), it.run.extras)
             return None
         except Exception as e:
@@ -115,96 +110,7 @@ class RunAndCompare:
             it.run.extras[determinism.UNCHECKED] = f"{type(e).__name__}: {e}"
 
 
-@dataclass
-class Judging:
-    """What comparing a pair's outputs with eager's takes: from its CaseRun here, from its bundle's
-    remote.json after a run elsewhere (remote_verdicts.py), so both judge alike."""
-
-    expected: list  # eager's outputs, one per input set
-    inputs_after: list  # the inputs as eager left them, one list per input set (in-place ops)
-    mutations: list  # extras["mutations"]: which leading outputs are updated inputs
-    rtol: float | None
-    atol: float | None
-    statistical: bool  # random outputs, judged as samples
-    values: bool  # False: a stored random draw, judged on structure, dtype and shape only
-    reference: str  # where `expected` comes from, as explanations name it
-    sizes: list[str]  # each input set's dynamic sizes, for explanations
-    aten_ops: list  # the ops the program calls (extras), to name the op under test
-    ops: list  # the case's declared ops
-
-    @classmethod
-    def of(cls, run: CaseRun) -> Judging:
-        case = run.case
-        return cls(
-            run.expected, run.inputs_after, run.extras.get("mutations") or [], case.rtol, case.atol, run.random,
-            case.reference.values, case.reference.label, [input_set_sizes(run, i) for i in range(len(run.inputs))],
-            list(run.extras.get("aten_ops") or ()), list(case.ops),
-        )
-
-
-Measure = Callable[[int, Any], "Precision | None"]
-
-
-def compare_outputs(judging: Judging, outputs: list, measure: Measure) -> tuple[Classification, Precision | None] | None:
-    """None when every input set's outputs match eager's; else the first mismatch's classification and,
-    for a numeric one, how it measures against float64 (`measure(set index, mismatch)`)."""
-    for index, (expected, actual) in enumerate(zip(judging.expected, outputs)):
-        mismatch = _mismatch(judging, index, expected, actual)
-        if mismatch:
-            where = f"at input set {index + 1} of {len(outputs)} ({judging.sizes[index]}): " if len(outputs) > 1 else ""
-            measured = measure(index, mismatch)
-            said = where + mismatch.explanation + (f"; {measured.sentence()}" if measured else "")
-            op = op_under_test(judging.aten_ops, judging.ops)
-            return Classification(mismatch.code, said, op=op), measured
-    return None
-
-
-def _mismatch(judging: Judging, index: int, expected: Any, actual: Any):
-    """How input set `index`'s outputs (then the inputs it updated in place) differ from eager's, or None."""
-    actual, mutated = split_mutations(actual, judging.mutations)
-    judged = dict(
-        rtol=judging.rtol, atol=judging.atol, statistical=judging.statistical,
-        values=judging.values, reference=judging.reference,
-    )
-    mismatch = compare(expected, actual, **judged)
-    for input_index, value in mutated:
-        if mismatch is None:
-            mismatch = compare(judging.inputs_after[index][input_index], value, label=f"input {input_index} (updated in place)", **judged)
-            if mismatch is not None:
-                mismatch.leaf = None  # an input, not an output: no float64 output to measure it against
-    return mismatch
-
-
 def _precision(run: CaseRun, index: int, mismatch) -> Precision | None:
-    """A numeric mismatch of an output, measured against the program in float64: precision or a wrong answer."""
-    if mismatch.code != Code.NUMERIC_MISMATCH or mismatch.leaf is None or run.random:
+    if run.random:
         return None
-    oracle = float64_outputs(run.case, run.module, run.inputs[index])
-    if oracle is None:
-        return None
-    leaves = tree_leaves(oracle)
-    if mismatch.leaf >= len(leaves):
-        return None
-    return precision.judge(mismatch.expected, mismatch.actual, leaves[mismatch.leaf], run.case.rtol, run.case.atol)
-
-
-def split_mutations(outputs: Any, mutations: list | None) -> tuple[Any, list[tuple[int, Any]]]:
-    """(the user's outputs, [(input index, new value)]) from outputs led by mutated state.
-
-    A backend whose outputs start with the new values of mutated inputs (and
-    buffers) says so in extras["mutations"]: one entry per leading output,
-    the input's index, or None for a buffer (not compared).
-    """
-    if not mutations:
-        return outputs, []
-    flat = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
-    count = len(mutations)
-    rest = flat[count:]
-    mutated = [(index, value) for index, value in zip(mutations, flat[:count]) if index is not None]
-    return (rest[0] if len(rest) == 1 else tuple(rest)), mutated
-
-
-def input_set_sizes(run: CaseRun, index: int) -> str:
-    """The dynamic dimensions' sizes of input set `index` ("n=3"), or "static"."""
-    dims = {d.name: d.sizes[min(index, len(d.sizes) - 1)] for s in run.case.inputs for d in s.dynamic_dims.values()}
-    return ", ".join(f"{k}={v}" for k, v in dims.items()) or "static"
+    return measure_precision(run.case, run.module, run.inputs[index], mismatch)
