@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,9 @@ def write_structure(path: Path, specs: list, leaves: list[list]) -> None:
 
 
 def read_structure(bundle: Path) -> dict[str, list]:
-    return pickle.loads((Path(bundle) / STRUCTURE).read_bytes())
+    with warnings.catch_warnings():  # torch's own TreeSpec unpickling warns of its own deprecated isinstance check
+        warnings.simplefilter("ignore", FutureWarning)
+        return pickle.loads((Path(bundle) / STRUCTURE).read_bytes())
 
 
 def bundles_in(directory: Path) -> list[Path]:
