@@ -83,7 +83,7 @@ def test_compiled_pairs_run_elsewhere_get_the_verdicts_of_a_local_run(tmp_path):
 
     ran = elsewhere(artifacts, only_the_runtime(tmp_path))
     assert ran.returncode == 0, ran.stderr
-    assert "ran 6 pairs" in ran.stdout
+    assert "ran 6 of 6 pairs" in ran.stdout
     assert (artifacts / "atan.dynamic" / "tosa" / "outputs" / "set0" / "exit_code").read_text().strip() != "0"
 
     verdicts = tmp_path / "verdicts"
@@ -130,7 +130,7 @@ def test_a_crash_at_run_time_elsewhere_is_a_crash_at_run_as_here(tmp_path):
     runtime.write_text(FAKE_RUNTIME)
     runtime.chmod(0o755)
     ran = elsewhere(artifacts, os.environ["PATH"], IREE_RUN_MODULE=str(runtime))
-    assert "ran 2 pairs, 1 with a set that exited nonzero" in ran.stdout, ran.stdout + ran.stderr
+    assert "ran 2 of 2 pairs, 1 with a set that exited nonzero" in ran.stdout, ran.stdout + ran.stderr
     assert conformance("verdicts-from", str(artifacts), "--no-xfail", "-o", str(tmp_path / "v")).returncode == 0
     there = results(tmp_path / "v")
     conformance("nightly", *common, "--output-dir", str(tmp_path / "local"))
@@ -181,3 +181,19 @@ def test_merge_takes_the_verdict_of_a_pair_run_elsewhere_over_its_compiled(tmp_p
     twice = report("again", [failed])  # a plain run holding the pair too
     refused = conformance("merge", str(run_report), str(twice), "-o", str(tmp_path / "no"))
     assert refused.returncode != 0 and "pairs have results in two directories" in refused.stderr
+
+
+def test_pairs_compiled_for_a_device_not_there_are_not_run_and_stay_compiled(tmp_path):
+    """Real IREE compiling for cuda on a machine without one: the scripts run nothing here (a module that
+    cannot load is no verdict), and verdicts-from says none ran."""
+    artifacts = tmp_path / "bundles"
+    proc = run(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--backend=tosa@cuda", "--case=tanh",
+               "--no-cache", f"--artifacts={artifacts}")
+    assert "COMPILED" in proc.stdout + proc.stderr or (artifacts / "tanh").exists(), proc.stdout[-3000:]
+    ran = elsewhere(artifacts, only_the_runtime(tmp_path))
+    assert ran.returncode == 75, ran.stdout + ran.stderr
+    assert "not run: " in ran.stderr and "lists no cuda device here" in ran.stderr
+    assert "ran 0 of 1 pairs" in ran.stdout
+    assert not (artifacts / "tanh" / "tosa_cuda" / "outputs").exists() and not list(artifacts.glob("*/*/outputs"))
+    refused = conformance("verdicts-from", str(artifacts))
+    assert refused.returncode != 0 and "none of the 1 compiled pairs" in refused.stderr

@@ -3,7 +3,8 @@
 remote.sh runs one pair: each input set's command under `timeout` (the
 run's case timeout: a hang ends, exit code 124), its outputs as .npy, its
 exit code and stderr beside them, stopping at the first set that fails as
-a run here stops. run-compiled.sh runs every pair of the directory. The
+a run here stops; where the runtime lists no device of the module's driver
+it runs nothing (status 75), and the pair stays COMPILED. run-compiled.sh runs every pair of the directory. The
 runtime is $IREE_RUN_MODULE, else DIR/bin/iree-run-module, else the one on PATH.
 """
 
@@ -12,9 +13,11 @@ from __future__ import annotations
 import math
 import shlex
 
+from conformance.toolchain.iree_targets import HOST_DRIVERS  # the CPU: always there
 from conformance.remote.layout import DIRECTORY_SCRIPT, EXIT_CODE, OUTPUTS, PAIR_SCRIPT, RUNTIME_INFO, STDERR, STDOUT
 
 TOOL = "iree-run-module"  # the first word of each command a backend's remote_run gives
+NO_DEVICE = 75  # remote.sh's status when the runtime lists no device of the module's driver (EX_TEMPFAIL)
 
 
 def pair_script(case: str, backend: str, commands: list[list[str]], case_timeout: float) -> str:
@@ -24,6 +27,9 @@ def pair_script(case: str, backend: str, commands: list[list[str]], case_timeout
         if command[0] != TOOL:
             raise ValueError(f"{case}[{backend}]: a command to run elsewhere must start with {TOOL}, not {command[0]!r}")
         sets.append(f"one_set set{index} {shlex.join(command[1:])}")
+    drivers = {arg.removeprefix("--device=").split(":")[0] for command in commands for arg in command if arg.startswith("--device=")}
+    # No device of the module's driver here: run nothing (a module that cannot load is no verdict), so the pair stays COMPILED.
+    check = [line for driver in sorted(drivers - HOST_DRIVERS) for line in _device_check(case, backend, driver)]
     return "\n".join([
         "#!/bin/sh",
         f"# Runs {case}[{backend}] (its compiled module.vmfb) on each input set with {TOOL} alone, no Python.",
@@ -32,6 +38,7 @@ def pair_script(case: str, backend: str, commands: list[list[str]], case_timeout
         f'RUN="${{IREE_RUN_MODULE:-{TOOL}}}"',
         f'LIMIT="${{CASE_TIMEOUT:-{math.ceil(case_timeout)}}}"  # seconds per set, as the run that compiled it allowed',
         'command -v "$RUN" >/dev/null 2>&1 || { echo "remote.sh: $RUN not found: put it on PATH or set IREE_RUN_MODULE" >&2; exit 127; }',
+        *check,
         f"rm -rf {OUTPUTS}",
         f"one_set() {{  # $1: the set's folder in {OUTPUTS}/; then {TOOL}'s arguments",
         f'    out="{OUTPUTS}/$1"',
@@ -45,6 +52,17 @@ def pair_script(case: str, backend: str, commands: list[list[str]], case_timeout
         " &&\n".join(sets),
         "",
     ])
+
+
+def _device_check(case: str, backend: str, driver: str) -> list[str]:
+    return [
+        # run-compiled.sh lists every device once; alone, the pair asks the runtime itself
+        f'devices="${{DEVICES_LISTED-$("$RUN" --list_devices={driver} 2>/dev/null)}}"',
+        'case "$devices" in',
+        f"    *{driver}://*) ;;",
+        f'    *) echo "remote.sh: {case}[{backend}] not run: $RUN lists no {driver} device here" >&2; exit {NO_DEVICE} ;;',
+        "esac",
+    ]
 
 
 def directory_script() -> str:
@@ -61,15 +79,24 @@ def directory_script() -> str:
         f'    echo "{DIRECTORY_SCRIPT}: no {TOOL}: put it on PATH, set IREE_RUN_MODULE, or copy it to $PWD/bin/" >&2',
         "    exit 2",
         "fi",
-        "export IREE_RUN_MODULE",
-        f'"$IREE_RUN_MODULE" --list_devices >{RUNTIME_INFO} 2>&1  # which devices ran them',
+        'DEVICES_LISTED=$("$IREE_RUN_MODULE" --list_devices 2>&1)  # once: each remote.sh runs only where its device is',
+        f'printf "%s\\n" "$DEVICES_LISTED" >{RUNTIME_INFO}  # which devices ran them, for verdicts-from',
+        "export IREE_RUN_MODULE DEVICES_LISTED",
         "pairs=0",
         "failing=0",
+        "absent=0",
         f"for script in */*/{PAIR_SCRIPT}; do",
         '    [ -f "$script" ] || continue',
         "    pairs=$((pairs + 1))",
-        f'    ( cd "$(dirname "$script")" && . ./{PAIR_SCRIPT} ) || failing=$((failing + 1))',
+        f'    ( cd "$(dirname "$script")" && . ./{PAIR_SCRIPT} )',
+        "    case $? in",
+        "        0) ;;",
+        f"        {NO_DEVICE}) absent=$((absent + 1)) ;;",
+        "        *) failing=$((failing + 1)) ;;",
+        "    esac",
         "done",
-        f'echo "{DIRECTORY_SCRIPT}: ran $pairs pairs, $failing with a set that exited nonzero; judge them with: conformance verdicts-from $PWD"',
+        f'echo "{DIRECTORY_SCRIPT}: ran $((pairs - absent)) of $pairs pairs, $failing with a set that exited nonzero; '
+        '$absent not run for lack of their device; judge them with: conformance verdicts-from $PWD"',
+        f'[ "$absent" -lt "$pairs" ] || exit {NO_DEVICE}',
         "",
     ])
