@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import shlex
 
-from conformance.toolchain.iree_targets import HOST_DRIVERS  # the CPU: always there
 from conformance.remote.layout import DIRECTORY_SCRIPT, EXIT_CODE, OUTPUTS, PAIR_SCRIPT, RUNTIME_INFO, STDERR, STDOUT
 
 TOOL = "iree-run-module"  # the first word of each command a backend's remote_run gives
@@ -29,7 +28,7 @@ def pair_script(case: str, backend: str, commands: list[list[str]], case_timeout
         sets.append(f"one_set set{index} {shlex.join(command[1:])}")
     drivers = {arg.removeprefix("--device=").split(":")[0] for command in commands for arg in command if arg.startswith("--device=")}
     # No device of the module's driver here: run nothing (a module that cannot load is no verdict), so the pair stays COMPILED.
-    check = [line for driver in sorted(drivers - HOST_DRIVERS) for line in _device_check(case, backend, driver)]
+    check = [line for driver in sorted(drivers) for line in _device_check(case, backend, driver)]
     return "\n".join([
         "#!/bin/sh",
         f"# Runs {case}[{backend}] (its compiled module.vmfb) on each input set with {TOOL} alone, no Python.",
