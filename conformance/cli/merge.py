@@ -82,11 +82,12 @@ def check_shards(runs: dict[Path, dict]) -> str | None:
 
 
 def ran_elsewhere(a: Result, run_a: dict, b: Result, run_b: dict) -> Result | None:
-    """Of two results of one pair, the verdict of its run elsewhere when the other is its COMPILED; None otherwise
-    (a pair in two runs of its own is a mistake to refuse)."""
-    for compiled, run_compiled, verdict, run_verdict in ((a, run_a, b, run_b), (b, run_b, a, run_a)):
-        if compiled.status == Status.COMPILED and VERDICTS not in run_compiled and VERDICTS in run_verdict:
-            return verdict
+    """Of two results of one pair, the one to keep when one is a verdict of its run elsewhere: that verdict
+    when the other is the pair's COMPILED, else the run's own (a pair FLAKY in its run, one attempt
+    COMPILED, stays FLAKY). None when neither is from elsewhere: a pair in two runs is a mistake to refuse."""
+    for mine, run_mine, verdict, run_verdict in ((a, run_a, b, run_b), (b, run_b, a, run_a)):
+        if VERDICTS not in run_mine and VERDICTS in run_verdict:
+            return verdict if mine.status == Status.COMPILED else mine
     return None
 
 
