@@ -199,3 +199,21 @@ def test_a_reduction_under_the_results_is_the_case_shown(run, tmp_path, capsys):
     assert shown.startswith("`tanh.large.reduced` on `issue-filing`: `conformance reduce` shrank `tanh.large`"), shown
     assert "def program(" in shown  # the reduced case, as PyTorch
     assert "exited with status 1" in section(text, "What it printed")
+
+
+def test_the_reports_name_each_group_and_the_command_that_files_it(run, tmp_path):
+    from conformance.report.build import build_reports
+
+    copy = tmp_path / run.name
+    copy.mkdir()
+    for name in ("results.jsonl", "run.json", "cases.json"):
+        (copy / name).write_bytes((run / name).read_bytes())
+    summary = build_reports(copy, None)
+    ids = [g["id"] for g in summary["root_causes"]]
+    assert ids == [ident for _, ident, _ in groups(run)]
+    markdown = (copy / "report.md").read_text()
+    page = (copy / "report.html").read_text()
+    for n, ident in enumerate(ids, 1):
+        assert re.search(rf"^\|\s+{n} \| `{ident}` \|", markdown, re.M), markdown
+        assert f'<code title="conformance issue {ident} --results .">{ident}</code>' in page
+    assert "`conformance issue ID --results .` in this directory" in markdown

@@ -36,7 +36,7 @@ def as_run(commands: list[list[str]], bundle: Path, text_files: set[str]) -> Com
     (`text_files`, the IR the issue quotes, are saved from the issue instead)."""
     lines, attachments, environment = [], [], {}
     for command in commands:
-        line = []
+        line, named = [], []
         for arg in command:
             flag = _NPY_FLAG.match(arg)
             if flag and (bundle / flag.group(2)).is_file():
@@ -44,11 +44,11 @@ def as_run(commands: list[list[str]], bundle: Path, text_files: set[str]) -> Com
                 if inline is not None:
                     line.append(f"{flag.group(1)}={inline}")
                     continue
-                attachments.append(flag.group(2))
             line.append(arg)
+            named.append(arg)
         environment.update(ENVIRONMENT.get(command[0], {}))
         lines.append(line)
-        for arg in line[1:]:
+        for arg in named[1:]:
             for name in _file_names(arg):
                 if name not in text_files and name not in attachments and (bundle / name).is_file():
                     attachments.append(name)

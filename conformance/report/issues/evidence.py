@@ -3,7 +3,8 @@
 The case an issue shows is the group's smallest: a reduction of a member when
 `conformance reduce` wrote one under the results directory (DIR/reduced/
 CASE/BACKEND/reduced.json, `--output-dir DIR/reduced`), else the member with
-the fewest ATen ops, then the fewest input elements, then the shortest IR.
+the fewest ATen ops, then the fewest files to attach (inputs too large to
+write inline), then the fewest input elements, then the shortest IR.
 Only members with a bundle (the run's --artifacts) can be shown: a bundle
 holds the IR handed to the failing tool, the public-tool commands
 (reproduce.sh) and what the tool printed (details.txt); see bundles.py.
@@ -68,6 +69,16 @@ class Bundle:
     def ir_bytes(self) -> int:
         return sum(f.stat().st_size for f in self.ir_files())
 
+    def attachments(self) -> int:
+        """How many files a reader would have to attach besides the IR the issue quotes (none: it is self-contained)."""
+        from conformance.report.issues.commands import as_run
+
+        return len(as_run(self.commands, self.path, {f.name for f in self.ir_files()}).attachments)
+
+    def size(self, ops: int) -> tuple:
+        """What makes a case smaller to read: fewer ATen ops, nothing to attach, fewer input elements, shorter IR."""
+        return (ops, self.attachments(), self.input_elements(), self.ir_bytes())
+
 
 @dataclass
 class Shown:
@@ -76,7 +87,7 @@ class Shown:
     result: Result  # the member's Result (for a reduction: the member it was reduced from)
     bundle: Bundle
     reduction: dict | None = None  # reduced.json, when the case shown is a reduction
-    size: tuple = field(default_factory=tuple)  # (ATen ops, input elements, IR bytes): smaller is shown first
+    size: tuple = field(default_factory=tuple)  # Bundle.size: smaller is shown first
 
     @property
     def case(self) -> str:
@@ -131,11 +142,11 @@ def smallest(group: Group, results_dir: Path, cases: dict) -> Shown:
         if found:
             record, path = found
             bundle = Bundle.read(path)
-            reduced.append(Shown(result, bundle, record, (len(record.get("ops") or []), bundle.input_elements(), bundle.ir_bytes())))
+            reduced.append(Shown(result, bundle, record, bundle.size(len(record.get("ops") or []))))
         path = find_bundle(result, results_dir)
         if path:
             bundle = Bundle.read(path)
-            shown.append(Shown(result, bundle, None, (aten_op_count(result, cases), bundle.input_elements(), bundle.ir_bytes())))
+            shown.append(Shown(result, bundle, None, bundle.size(aten_op_count(result, cases))))
     for candidates in (reduced, shown):
         if candidates:
             return min(candidates, key=lambda s: (s.size, s.case, s.backend))

@@ -120,9 +120,9 @@ def _case_section(group: Group, shown: Shown, clean) -> list[str]:
         return lines
     sizes = shown.size
     which = ("the group's only failure" if group.count == 1
-             else f"the smallest of the group's {group.count} with a bundle (by ATen ops, then input size, then IR size)")
+             else f"the smallest of the group's {group.count} with a bundle (by ATen ops, files to attach, input size, IR size)")
     lines = [f"`{r.case}` on `{r.backend}`, {which}"
-             + (f": {sizes[0]} ATen op{'s' if sizes[0] != 1 else ''}, {sizes[1]} input element{'s' if sizes[1] != 1 else ''}" if sizes else "")
+             + (f": {sizes[0]} ATen op{'s' if sizes[0] != 1 else ''}, {sizes[2]} input element{'s' if sizes[2] != 1 else ''}" if sizes else "")
              + "."]
     if ops:
         lines += ["", "ATen ops in its exported graph: " + ", ".join(f"`{o}`" for o in ops[:30]) + (" …" if len(ops) > 30 else "")]
