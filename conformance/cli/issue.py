@@ -29,7 +29,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from conformance.report.issues.files import EvidenceError, issue_markdown, pick, title, write
+    from conformance.report.issues.files import EvidenceError, issue_markdown, pick, write
     from conformance.report.triage import root_causes
     from conformance.report_dir import CASES, RUN, has_results, latest, read_json, read_results
     from conformance.toolchain.versions import toolchain_versions

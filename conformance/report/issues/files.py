@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conformance.report.issues import commands as cmd
 from conformance.report.issues.evidence import EvidenceError, smallest
-from conformance.report.issues.markdown import render, title
+from conformance.report.issues.markdown import render
 from conformance.report.issues.replay import replay
 from conformance.report.triage import Group
 
@@ -56,4 +56,4 @@ def write(group: Group, text: str, output: Path) -> Path:
     return path
 
 
-__all__ = ["EvidenceError", "FILE", "issue_markdown", "pick", "title", "write"]
+__all__ = ["EvidenceError", "FILE", "issue_markdown", "pick", "write"]
