@@ -322,6 +322,13 @@ class Case:
             implied.add("nondeterministic")
         return self.tags | implied
 
+    @property
+    def input_dtypes(self) -> tuple[str, ...] | None:
+        """The dtypes of the drawn inputs, each once, in input order (`float32`, `int64`); None for exact inputs (known once loaded)."""
+        if self.exact is not None:
+            return None
+        return tuple(dict.fromkeys(dtypes.name(spec.dtype) for spec in self.inputs))
+
     def describe_inputs(self) -> str:
         if self.exact is not None:
             return self.exact.description

@@ -46,8 +46,10 @@ def run_record(backends: list[str], settings: Settings, **more_settings) -> dict
 
 
 def case_record(case) -> dict:
-    """A case as the reports know it: kind, family, declared ops, tags, suite (`conformance list --json` adds more)."""
-    return {"kind": case.kind, "family": case.family, "ops": list(case.ops), "tags": sorted(case.all_tags), "suite": case.suite}
+    """A case as the reports know it: kind, family, declared ops, input dtypes, tags, suite (`conformance list --json` adds more)."""
+    dtypes = case.input_dtypes
+    return {"kind": case.kind, "family": case.family, "ops": list(case.ops), "dtypes": None if dtypes is None else list(dtypes),
+            "tags": sorted(case.all_tags), "suite": case.suite}
 
 
 def case_snapshot(cases) -> dict:
