@@ -108,3 +108,13 @@ def test_an_op_reported_through_its_tensor_literal_is_named():
     found = classify_error("lower", error)
     assert (found.code, found.op) == ("UNSUPPORTED_OP", "aten.masked_select"), found
     assert found.explanation.startswith("torch-mlir cannot lower aten.masked_select to linalg-on-tensors"), found.explanation
+
+
+def test_an_output_iree_s_python_runtime_cannot_map_to_numpy_is_a_runtime_error_not_unknown():
+    # OpInfo's chalf samples compile on linalg; reading their complex<f16> output back raises this in
+    # iree.runtime's array_interop (numpy has no complex32).
+    from conformance.classify import classify_text
+
+    found = classify_text("run", "ValueError: Unsupported VM Buffer -> numpy dtype mapping\n\nTraceback ...")
+    assert (found.code, found.op) == ("RUNTIME_ERROR", None), found
+    assert "no NumPy dtype" in found.explanation
