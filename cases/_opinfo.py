@@ -44,7 +44,7 @@ from typing import Any, Iterator
 
 import torch
 
-from conformance.cases.spec import Case, T
+from conformance.cases.spec import Case, Exact, T
 from conformance import dtypes
 
 # common_utils.SEED: the seed OpInfo's own tests draw samples with.
@@ -476,6 +476,30 @@ def make_case(s: Sample, aten: str | None, tolerance) -> Case:
         atol=atol,
         defined_at=f"cases/opinfo.py (OpInfo {name} sample {s.index})",
     )
+
+
+def dynamic_variant(case: Case) -> Case | None:
+    """`case` with every input dim of size 2 or more exported as dynamic (cases/opinfo_dynamic.py), or None if it has none."""
+    tensors = [spec.gen(spec.shape, spec.dtype, None) for spec in case.inputs]
+    dims = {i: [d for d, size in enumerate(t.shape) if size >= 2] for i, t in enumerate(tensors)}
+    dims = {i: ds for i, ds in dims.items() if ds}
+    if not dims:
+        return None
+    shapes = ", ".join(
+        f"{dtypes.name(t.dtype)}[{','.join('?' if d in dims.get(i, ()) else str(n) for d, n in enumerate(t.shape))}]"
+        for i, t in enumerate(tensors)
+    )
+    return dataclasses.replace(
+        case,
+        id=f"{case.id}.dynamic",
+        inputs=(),
+        exact=Exact(functools.partial(_one_set, tuple(tensors)), f"{shapes} (? dynamic)", dims),
+        tags=case.tags | {"dynamic"},
+    )
+
+
+def _one_set(tensors: tuple[torch.Tensor, ...]) -> list[list[torch.Tensor]]:
+    return [[t.clone() for t in tensors]]
 
 
 def _op_db():

@@ -234,7 +234,8 @@ NO_DEFAULT_CASES = Option(
 )
 SUITE = Option(
     ("--suite",),
-    "add a suite of cases to the default one (repeatable): 'opinfo' adds PyTorch's OpInfo samples, 'onnx-node' "
+    "add a suite of cases to the default one (repeatable): 'opinfo' adds PyTorch's OpInfo samples ('opinfo-dynamic': "
+    "the same with dynamic dims), 'onnx-node' "
     "ONNX's node tests (run by the onnx-* backends); -k opinfo or -k onnx-node then runs only those",
     action="append",
     metavar="NAME",

@@ -265,3 +265,17 @@ def test_a_missing_tosa_tools_install_says_how_to_install_it(tmp_path, monkeypat
         engine.close()
     assert (result.stage, result.code) == ("compile", "TOOL_MISSING"), result
     assert "tosa-opt" in result.explanation and "make install" in result.explanation
+
+
+def test_the_tosa_reference_model_runs_a_graph_without_inputs(tmp_path):
+    # OpInfo's arange samples take no tensor: given no --ifm_name, the reference model looks for a test
+    # descriptor (./desc.json) and stopped with "Unable to load test json", a RUNTIME_ERROR of ours.
+    (tmp_path / "no_inputs.py").write_text(
+        "import torch\nfrom conformance import op\n\nCASES = [op('arange.alone', lambda: torch.arange(-1.0, 2.0, 2.0))]\n"
+    )
+    engine = Engine(Settings(backends=["tosa-ref"], case_paths=[str(tmp_path)], default_cases=False))  # no cache_dir: no compile cache
+    try:
+        (result,) = engine.run([("arange.alone", "tosa-ref")])
+    finally:
+        engine.close()
+    assert result.passed, result

@@ -77,3 +77,44 @@ def test_an_fx_importer_assertion_names_the_node_and_its_op():
     assert (result.stage, result.code, result.op) == ("import", "UNSUPPORTED_OP", "aten.index.Tensor"), result
     assert result.explanation.startswith("torch-mlir's FX importer cannot import aten.index.Tensor as the graph uses it (node index): "
                                          "AssertionError: Heterogeneous lists are not supported"), result.explanation
+
+
+def test_an_op_reported_through_its_tensor_literal_is_named():
+    # OpInfo's combinations samples export masked_select with a constant boolean mask: the linalg
+    # conversion cannot take masked_select (its output size depends on the data), and MLIR names the
+    # first illegal op it meets, the mask's torch.vtensor.literal, which lowers fine on its own.
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_dialect
+
+    from conformance.toolchain.mlir import PipelineError, run_pipeline
+    from conformance.toolchain.torch_mlir import with_unconverted_ops
+
+    text = """
+    func.func @main(%arg0: !torch.vtensor<[1],f32>) -> !torch.vtensor<[?],f32> {
+      %0 = torch.vtensor.literal(dense<true> : tensor<1xi1>) : !torch.vtensor<[1],i1>
+      %1 = torch.aten.masked_select %arg0, %0 : !torch.vtensor<[1],f32>, !torch.vtensor<[1],i1> -> !torch.vtensor<[?],f32>
+      return %1 : !torch.vtensor<[?],f32>
+    }"""
+    with ir.Context() as context:
+        torch_dialect.register_dialect(context)
+        module = ir.Module.parse(text)
+        try:
+            run_pipeline(module.operation, "builtin.module(torch-backend-to-linalg-on-tensors-backend-pipeline)")
+        except PipelineError as e:
+            error = with_unconverted_ops(e, module.operation)
+        else:
+            raise AssertionError("torch-mlir lowered masked_select to linalg: this test checks nothing now")
+    assert "failed to legalize operation 'torch.vtensor.literal'" in error.diagnostics
+    found = classify_error("lower", error)
+    assert (found.code, found.op) == ("UNSUPPORTED_OP", "aten.masked_select"), found
+    assert found.explanation.startswith("torch-mlir cannot lower aten.masked_select to linalg-on-tensors"), found.explanation
+
+
+def test_an_output_iree_s_python_runtime_cannot_map_to_numpy_is_a_runtime_error_not_unknown():
+    # OpInfo's chalf samples compile on linalg; reading their complex<f16> output back raises this in
+    # iree.runtime's array_interop (numpy has no complex32).
+    from conformance.classify import classify_text
+
+    found = classify_text("run", "ValueError: Unsupported VM Buffer -> numpy dtype mapping\n\nTraceback ...")
+    assert (found.code, found.op) == ("RUNTIME_ERROR", None), found
+    assert "no NumPy dtype" in found.explanation

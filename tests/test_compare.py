@@ -42,6 +42,17 @@ def test_integer_outputs_are_compared_exactly():
     assert m.code == Code.NUMERIC_MISMATCH and "1 of 3 elements differ (exact)" in m.explanation
 
 
+def test_complex32_outputs_compare_though_torch_equal_does_not_take_them():
+    # OpInfo's chalf samples return complex32: torch.equal raises NotImplementedError ("equal_cpu"
+    # not implemented for 'ComplexHalf'), which made eager's own determinism check a CASE_ERROR.
+    x = torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex32)
+    assert compare(x, x.clone(), rtol=0.0, atol=0.0) is None
+    other = x.clone()
+    other[1] = 3 + 1j
+    m = compare(x, other)
+    assert m.code == Code.NUMERIC_MISMATCH and "1 of 2 elements differ" in m.explanation and "at [1]" in m.explanation
+
+
 def test_dtype_shape_and_structure_mismatches_are_told_apart():
     x = torch.ones(2, 3)
     assert compare(x, x.double()).code == Code.DTYPE_MISMATCH

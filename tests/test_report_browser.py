@@ -28,7 +28,7 @@ NIGHTS = ["20261001T020000Z", "20261002T020000Z", "20261003T020000Z"]
 SETTINGS = {"seed": 7, "suites": ["default", "opinfo"], "case_paths": ["/src/more_cases"], "default_cases": True}
 CASES = {
     "math.add": {"kind": "op", "family": "math", "ops": ["aten.add"], "tags": ["op"], "suite": "default"},
-    "math.softmax": {"kind": "op", "family": "math", "ops": ["aten.softmax"], "tags": ["op"], "suite": "default"},
+    "math.softmax": {"kind": "op", "family": "math", "ops": ["aten.softmax"], "dtypes": ["float32"], "tags": ["op"], "suite": "default"},
     "math.cumsum": {"kind": "op", "family": "math", "ops": ["aten.cumsum"], "tags": ["op"], "suite": "default"},
     "models.tiny_mlp": {"kind": "model", "family": "models", "ops": ["aten.addmm", "aten.relu"], "tags": ["model"], "suite": "default"},
 }
@@ -254,7 +254,8 @@ def test_flipping_pairs_and_op_coverage_compare_backends(browser, report):
     flipping = page.evaluate("[...document.querySelectorAll('#flipping-table tbody tr')].map(tr => [...tr.cells].map(td => td.textContent))")
     assert flipping == [["math.cumsum", "tosa", "2", "", NIGHTS[2]]]
     ops = page.evaluate("[...document.querySelectorAll('#op-table tbody tr')].map(tr => [...tr.cells].map(td => td.textContent))")
-    assert ["aten.softmax", "1/1", "0/1", "1/2"] in ops  # eager's declared op and tosa's aten.softmax.int: one row
+    assert ["aten.softmax", "float32", "1/1", "0/1", "1/2"] in ops  # eager's declared op and tosa's aten.softmax.int: one row
+    assert ["aten.cumsum", "-", "1/1", "0/1", "1/2"] in ops  # a case whose cases.json entry names no dtypes
     assert not [row for row in ops if row[0] == "aten.softmax.int"]
 
 

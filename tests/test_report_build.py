@@ -89,8 +89,36 @@ def test_op_coverage_groups_overloads_so_backends_compare(tmp_path):
     }
     # report.md tells the same: the op failing somewhere, per backend in summary order (eager, linalg, tosa)
     markdown = (directory / "report.md").read_text()
-    assert "| aten.softmax | 1/1     | 1/1      | 0/1    |" in markdown
+    assert "| aten.softmax | -        | 1/1     | 1/1      | 0/1    |" in markdown  # CASES name no dtypes: "-"
     assert "aten.softmax.int" not in markdown and "| aten.add " not in markdown
+
+
+def test_op_coverage_has_a_dtype_axis_from_the_cases_input_dtypes(tmp_path):
+    # Two cases of aten.add, one on float32 inputs and one on int64 ones; tosa fails only the int64 one.
+    cases = {
+        "math.add": {**CASES["math.add"], "dtypes": ["float32"]},
+        "math.add_i64": {**CASES["math.add"], "dtypes": ["int64"]},
+        "math.index": {"kind": "op", "family": "math", "ops": ["aten.index_select"], "dtypes": ["float32", "int64"], "tags": [], "suite": "default"},
+        "math.arange": {"kind": "op", "family": "math", "ops": ["aten.arange"], "dtypes": [], "tags": [], "suite": "default"},
+    }
+    directory = night(tmp_path, "2026-10-01", [
+        passing("math.add", "tosa"), failing("math.add_i64", "tosa", "ILLEGAL_TYPE", "aten.add"),
+        passing("math.index", "tosa"), passing("math.arange", "tosa"), Result("math.arange", "linalg", "skip"),
+    ])
+    (directory / "cases.json").write_text(json.dumps(cases))
+    summary = build_reports(directory, None)
+    assert summary["op_dtype_coverage"] == {
+        "aten.add": {"float32": {"tosa": {"cases": 1, "pass": 1}}, "int64": {"tosa": {"cases": 1, "pass": 0}}},
+        "aten.arange": {"no inputs": {"tosa": {"cases": 1, "pass": 1}}},  # a skip is not judged
+        "aten.index_select": {"float32+int64": {"tosa": {"cases": 1, "pass": 1}}},
+    }
+    assert summary["op_coverage"]["aten.add"] == {"tosa": {"cases": 2, "pass": 1}}  # the op axis alone still sums them
+    jsonschema.validate(json.loads((directory / "summary.json").read_text()), json.loads(SCHEMA_PATH.read_text()))
+    markdown = (directory / "report.md").read_text()
+    assert "| aten.add | int64    | -        | 0/1    |" in markdown  # the failing (op, dtypes) row, and only that one
+    assert "| aten.add | float32" not in markdown
+    page = (directory / "report.html").read_text()
+    assert "float32+int64" in page and "no inputs" in page
 
 
 def test_a_pairs_history_says_since_when_it_fails_and_how_often_it_flipped(tmp_path):

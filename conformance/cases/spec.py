@@ -323,8 +323,17 @@ class Case:
         return self.tags | implied
 
     def record(self) -> dict:
-        """The case as reports know it (cases.json): kind, family, declared ops, tags, suite (`conformance list --json` adds more)."""
-        return {"kind": self.kind, "family": self.family, "ops": list(self.ops), "tags": sorted(self.all_tags), "suite": self.suite}
+        """The case as reports know it (cases.json): kind, family, declared ops, input dtypes, tags, suite (`conformance list --json` adds more)."""
+        dtypes = self.input_dtypes
+        return {"kind": self.kind, "family": self.family, "ops": list(self.ops), "dtypes": None if dtypes is None else list(dtypes),
+                "tags": sorted(self.all_tags), "suite": self.suite}
+
+    @property
+    def input_dtypes(self) -> tuple[str, ...] | None:
+        """The dtypes of the drawn inputs, each once, in input order (`float32`, `int64`); None for exact inputs (known once loaded)."""
+        if self.exact is not None:
+            return None
+        return tuple(dict.fromkeys(dtypes.name(spec.dtype) for spec in self.inputs))
 
     def describe_inputs(self) -> str:
         if self.exact is not None:

@@ -20,9 +20,20 @@ RUNTIME = re.compile(
 )
 
 
+# IREE's Python runtime reading an output whose element type has no NumPy dtype (complex<f16>: torch.chalf).
+NO_NUMPY_DTYPE = "Unsupported VM Buffer -> numpy dtype mapping"
+
+
 def parse(stage: str, text: str):
     if "iree-compile" in text:
         return _compile(text)
+    if NO_NUMPY_DTYPE in text:
+        return (
+            Code.RUNTIME_ERROR,
+            None,
+            "IREE's Python runtime cannot read the output back: its element type has no NumPy dtype "
+            f"(complex<f16>, torch.complex32, has none) ({NO_NUMPY_DTYPE})",
+        )
     match = RUNTIME.search(text)
     if match:
         when, status, message = match.groups()

@@ -8,7 +8,7 @@ from conformance.classify.text import clean, current_op, error_line, short
 from conformance.dtypes import VTENSOR
 from conformance.taxonomy import Code
 from conformance.toolchain import lowerings
-from conformance.toolchain.mlir import UNCONVERTED
+from conformance.toolchain.mlir import LEFT_OPERANDS, UNCONVERTED
 
 # A torch-mlir pass pipeline failed: the framework's PipelineError names the pipeline; the bindings'
 # MLIRError, as a backend lets it escape, says only this; torch-mlir's own TorchMlirCompilerError
@@ -120,8 +120,8 @@ def parse(stage: str, text: str):
             op,
             f"torch-mlir has no definition of {op or 'the op'} (imported as a generic torch.operator), so it cannot lower it to {target}",
         )
-    if legalize and legalize.group(1).startswith("torch.constant."):
-        # A scalar constant left behind: the op that consumes it is the one not lowered.
+    if legalize and legalize.group(1).startswith(LEFT_OPERANDS):
+        # A scalar constant or tensor literal left behind: the op that consumes it is the one not lowered.
         # The lower stage names the torch ops still in the module after the failure.
         left = UNCONVERTED_OPS.search(text)
         if left:
@@ -137,7 +137,7 @@ def parse(stage: str, text: str):
             Code.UNSUPPORTED_OP,
             None,
             f"torch-mlir cannot lower the case to {target}: it left {legalize.group(1)} unconverted, "
-            "so an op using that scalar was not lowered",
+            f"so an op using that {'literal' if legalize.group(1) == 'torch.vtensor.literal' else 'scalar'} was not lowered",
         )
     restriction = TYPE_RESTRICTION.search(text)
     if legalize and restriction:

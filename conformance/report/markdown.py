@@ -5,6 +5,7 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from conformance.execution.reruns import in_a_word
+from conformance.report.summary import op_dtype_rows
 
 ROOT_CAUSES_SHOWN = 40
 # Issue files are made on demand, not with the report: see docs/filing-issues.md for why.
@@ -113,11 +114,12 @@ def render(summary: dict) -> str:
     partial = {op: per for op, per in cover.items() if any(c["pass"] < c["cases"] for c in per.values())}
     out += [f"## Op coverage: the {len(partial)} of {len(cover)} ops failing on some backend", ""]
     if partial:
-        rows = [[op, *(f"{per[b]['pass']}/{per[b]['cases']}" if b in per else "-" for b in names)] for op, per in list(partial.items())[:OPS_SHOWN]]
-        out += ["Cases using the op (its overload packet) that pass / that ran.", "",
-                tabulate(rows, headers=["op", *names], tablefmt="github"), ""]
-        if len(partial) > OPS_SHOWN:
-            out += [f"... and {len(partial) - OPS_SHOWN} more (all of them are in summary.json).", ""]
+        failing = [(op, dtype, per) for op, dtype, per in op_dtype_rows(summary) if any(c["pass"] < c["cases"] for c in per.values())]
+        rows = [[op, dtype, *(f"{per[b]['pass']}/{per[b]['cases']}" if b in per else "-" for b in names)] for op, dtype, per in failing[:OPS_SHOWN]]
+        out += ["Cases using the op (its overload packet) with these input dtypes that pass / that ran.", "",
+                tabulate(rows, headers=["op", "dtypes", *names], tablefmt="github"), ""]
+        if len(failing) > OPS_SHOWN:
+            out += [f"... and {len(failing) - OPS_SHOWN} more (all of them are in summary.json).", ""]
 
     out += compile_figures(backends)
     out += ["## Time per stage (seconds, summed over cases)", ""]

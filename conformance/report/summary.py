@@ -142,6 +142,43 @@ def op_coverage(results: list[Result], cases: dict[str, dict]) -> dict:
     return {op: {b: dict(c) for b, c in sorted(per.items())} for op, per in sorted(cover.items())}
 
 
+NO_INPUTS = "no inputs"
+UNKNOWN_DTYPES = "-"  # exact inputs (their dtypes are known once loaded), or a report from before cases.json held dtypes
+
+
+def dtype_label(record: dict) -> str:
+    """The dtype axis of a case: its input dtypes, each once, in input order (`float32`, `float32+int64`)."""
+    names = record.get("dtypes")
+    if names is None:
+        return UNKNOWN_DTYPES
+    return "+".join(names) or NO_INPUTS
+
+
+def op_dtype_coverage(results: list[Result], cases: dict[str, dict]) -> dict:
+    """op_coverage with a dtype axis: per op packet, per dtype label (dtype_label), per backend: cases run, passing."""
+    ops_of = case_ops(results, cases)
+    cover: dict[str, dict[str, dict[str, Counter]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(Counter)))
+    for r in results:
+        if r.status in (Status.SKIP, Status.COMPILED):  # not judged, as in op_coverage
+            continue
+        dtype = dtype_label(cases.get(r.case, {}))
+        for op in ops_of[r.case]:
+            cell = cover[op][dtype][r.backend]
+            cell["cases"] += 1
+            cell["pass"] += r.status == Status.PASS
+    return {
+        op: {dtype: {b: dict(c) for b, c in sorted(per.items())} for dtype, per in sorted(by_dtype.items())}
+        for op, by_dtype in sorted(cover.items())
+    }
+
+
+def op_dtype_rows(summary: dict) -> list[tuple[str, str, dict]]:
+    """(op, dtype label, per backend {cases, pass}) for the reports; a summary without the dtype axis gives one row per op."""
+    if "op_dtype_coverage" in summary:
+        return [(op, dtype, per) for op, by_dtype in summary["op_dtype_coverage"].items() for dtype, per in by_dtype.items()]
+    return [(op, UNKNOWN_DTYPES, per) for op, per in (summary.get("op_coverage") or {}).items()]
+
+
 def flaky_pairs(results: list[Result]) -> list[dict]:
     """The pairs whose runs disagreed, with what each run saw: reported apart from failures."""
     return [
@@ -184,6 +221,7 @@ def build_summary(
         "unknown": sum(1 for r in results if r.code == Code.UNKNOWN),
         "families": family_summary(results, cases),
         "op_coverage": op_coverage(results, cases),
+        "op_dtype_coverage": op_dtype_coverage(results, cases),
         "root_causes": [g.to_dict() for g in groups],
         "flaky": flaky_pairs(results),
         "localized": localized_failures(results),

@@ -21,6 +21,10 @@ KEPT_DIAGNOSTICS = 10_000
 # The line the torch-mlir lower stage appends to a failed conversion's
 # diagnostics, naming the torch ops left in the module (read by the classifier).
 UNCONVERTED = "torch ops left unconverted:"
+# Ops MLIR may name when a conversion fails though they are only operands of the op it could not
+# convert (a scalar constant, masked_select's boolean mask as a tensor literal): then the lower stage
+# appends UNCONVERTED.
+LEFT_OPERANDS = ("torch.constant.", "torch.vtensor.literal")
 
 
 class PipelineError(Exception):

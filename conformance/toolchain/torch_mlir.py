@@ -26,7 +26,7 @@ from conformance.backends.protocol import Backend, CaseRun, StageFailure, shared
 from conformance.compare import describe
 from conformance.taxonomy import Code
 from conformance.toolchain.lowerings import Lowering
-from conformance.toolchain.mlir import UNCONVERTED, PipelineError, opt_command, run_pipeline, walk, write_ir
+from conformance.toolchain.mlir import LEFT_OPERANDS, UNCONVERTED, PipelineError, opt_command, run_pipeline, walk, write_ir
 
 CONTRACT_PIPELINE = (
     "builtin.module(func.func(torch-match-quantized-custom-ops),"
@@ -208,11 +208,12 @@ def with_unconverted_ops(error: PipelineError, module) -> PipelineError:
     """`error`, naming the torch ops a failed conversion left in `module`.
 
     When a conversion gives up, MLIR reports the first illegal op it meets,
-    which is often a scalar constant (`torch.constant.int`) rather than the
-    op that uses it; the module, rolled back to the failing pass's input,
-    still holds the ops the target could not take.
+    which is often a scalar constant (`torch.constant.int`) or a tensor
+    literal (`torch.vtensor.literal`: masked_select's boolean mask) rather
+    than the op that uses it; the module, rolled back to the failing pass's
+    input, still holds the ops the target could not take.
     """
-    if "failed to legalize operation 'torch.constant." not in error.diagnostics:
+    if not any(f"failed to legalize operation '{operand}" in error.diagnostics for operand in LEFT_OPERANDS):
         return error
     left = dict.fromkeys(op.name for op in walk(module) if op.name.startswith(("torch.aten.", "torch.prims.")))
     if not left:

@@ -15,6 +15,7 @@ tosa-tools lives in a virtualenv of its own; toolchain/tools.py says where.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from conformance.toolchain.mlir import parse_ir, walk, write_ir_once
 from conformance.toolchain.tools import ToolError, run_tool, tosa_tools_prefixes, tosa_tools_site
 from conformance.toolchain.torch_mlir import TorchMlirBackend, unsigned_as_eager
 
+NO_INPUTS_DESC = "desc.json"  # the test descriptor a run without inputs is given (see run)
 INSTALL_HINT = (
     "install tosa-tools into a virtualenv of its own with `make install` (it runs "
     "`python -m venv .venv/tosa-tools && .venv/tosa-tools/bin/pip install tosa-tools==2026.8.0`), "
@@ -148,14 +150,17 @@ class TosaReferenceBackend(TorchMlirBackend):
         # One name per graph output, repeats included: the model checks the count.
         ofm = [f"output{i}.npy" for i in range(len(model.outputs))]
         args = ["--tosa_file", "{model}", "--output_dir", "."]
+        files = {"model.tosa": lambda path: path.write_bytes(model.flatbuffer.read_bytes()), **_copies(workdir, ifm)}
         if ifm:
             args += ["--ifm_name", ",".join(f"TosaInput_{i}" for i in range(len(ifm))), "--ifm_file", ",".join(ifm)]
+        else:
+            # A graph without inputs (arange, zeros): given no --ifm_name the model reads its tensors from a
+            # test descriptor, ./desc.json unless told, and stops ("Unable to load test json") without one.
+            (workdir / NO_INPUTS_DESC).write_text(json.dumps({"ifm_name": [], "ifm_file": []}))
+            args += ["--test_desc", NO_INPUTS_DESC]
+            files.update(_copies(workdir, [NO_INPUTS_DESC]))
         args += ["--ofm_name", ",".join(model.outputs), "--ofm_file", ",".join(ofm)]
-        case_run.reproduce(
-            "run",
-            {"model.tosa": lambda path: path.write_bytes(model.flatbuffer.read_bytes()), **_copies(workdir, ifm)},
-            ["tosa_reference_model", *(a.format(model="model.tosa") for a in args)],
-        )
+        case_run.reproduce("run", files, ["tosa_reference_model", *(a.format(model="model.tosa") for a in args)])
         command = [find_tool("tosa_reference_model"), *(a.format(model=model.flatbuffer) for a in args)]
         env = {**os.environ, "TOSA_MODEL_NO_BACKTRACE": "1"}  # else it attaches gdb on a fatal error
         proc = run_tool("tosa_reference_model", command, cwd=workdir, env=env)

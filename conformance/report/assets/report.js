@@ -412,7 +412,7 @@
       trs[i].hidden = !ok;
       if (ok) shown++;
     }
-    $("op-count").textContent = shown + " of " + trs.length + " ops";
+    $("op-count").textContent = shown + " of " + trs.length + " rows (op, dtypes)";
   }
   if (opTable && opText) {
     opText.addEventListener("input", applyOps);

@@ -5,6 +5,7 @@ from __future__ import annotations
 from conformance.report.html.context import Report
 from conformance.report.html.format import esc, heat, pct
 from conformance.report.html.markup import Cell, Column, Part, table
+from conformance.report.summary import op_dtype_rows
 
 
 def _backend_columns(report: Report) -> list[Column]:
@@ -40,27 +41,22 @@ def families(report: Report) -> Part:
 
 
 def ops(report: Report) -> Part:
+    """Ops x dtypes x backends: a row per op and input dtypes, a column per backend."""
     cover = report.summary.get("op_coverage") or {}
     if not cover:
         return Part("<p>No op data.</p>")
-    columns = [Column("op", "op"), *_backend_columns(report), Column("passes on", "n")]
-    rows, everywhere, nowhere = [], 0, 0
-    for op, per in cover.items():
-        cells: list = [esc(op)]
-        full = present = 0
-        for b in report.backends:
-            c = per.get(b)
-            if not c or not c.get("cases"):
-                cells.append(Cell("–", "muted", sort=-1))
-                continue
-            present += 1
-            full += c["pass"] == c["cases"]
-            rate = c["pass"] / c["cases"]
-            cells.append(Cell(f'{c["pass"]}/{c["cases"]}', "heat", sort=rate, attrs=heat(rate).strip()))
+    columns = [Column("op", "op"), Column("dtypes"), *_backend_columns(report), Column("passes on", "n")]
+    rows = []
+    for op, dtype, per in op_dtype_rows(report.summary):
+        cells: list = [esc(op), esc(dtype)]
+        full, present = _heat_cells(report, per, cells)
         cells.append(Cell(f"{full}/{present}", sort=full / present if present else -1))
-        everywhere += present > 0 and full == present
-        nowhere += present > 0 and not any((per.get(b) or {}).get("pass") for b in report.backends)
         rows.append(("" if present and full == present else 'class="partial"', cells))
+    everywhere = nowhere = 0
+    for per in cover.values():
+        ran = [c for b in report.backends if (c := per.get(b)) and c.get("cases")]
+        everywhere += bool(ran) and all(c["pass"] == c["cases"] for c in ran)
+        nowhere += bool(ran) and not any(c["pass"] for c in ran)
     filters = (
         '<div class="filters"><input type="search" id="op-text" placeholder="filter ops…" aria-label="op filter">'
         '<label><input type="checkbox" id="op-partial"> only ops failing somewhere</label>'
@@ -68,6 +64,21 @@ def ops(report: Report) -> Part:
     )
     return Part(
         filters + table("op-table", columns, rows, kind="t heatmap", sortable=True, box="owrap"),
-        f"{len(cover):,} ops (overload packets: aten.softmax holds aten.softmax.int): cases using the op that pass / "
-        f"that ran, per backend; {everywhere:,} pass everywhere they ran, {nowhere:,} pass nowhere",
+        f"{len(cover):,} ops (overload packets: aten.softmax holds aten.softmax.int), a row per op and its cases' input dtypes: "
+        f"cases that pass / that ran, per backend; {everywhere:,} ops pass everywhere they ran, {nowhere:,} pass nowhere",
     )
+
+
+def _heat_cells(report: Report, per: dict, cells: list) -> tuple[int, int]:
+    """Append a pass/ran heat cell per backend to `cells`; (backends where all pass, backends that ran any)."""
+    full = present = 0
+    for b in report.backends:
+        c = per.get(b)
+        if not c or not c.get("cases"):
+            cells.append(Cell("–", "muted", sort=-1))
+            continue
+        present += 1
+        full += c["pass"] == c["cases"]
+        rate = c["pass"] / c["cases"]
+        cells.append(Cell(f'{c["pass"]}/{c["cases"]}', "heat", sort=rate, attrs=heat(rate).strip()))
+    return full, present
