@@ -40,6 +40,8 @@ class Settings:
     artifacts: str | None = None  # reproducer bundles go here when set
     reruns: int = DEFAULT_RERUNS  # a failure is run again this often, each time in a fresh child: differing verdicts are FLAKY
     check_determinism: bool = False  # passing pairs run twice too, their outputs compared bit for bit
+    time_runs: int = 0  # --gates: a gated pair's run stage is timed this many more times, the median kept (gates/timing.py)
+    timed_cases: list[str] = field(default_factory=list)  # gated beyond the default choice: the cases the gates files name
     keep_outputs: str | None = None  # every pair's outputs are saved here, pass or fail (conformance localize reads them)
     cache_dir: str | None = None  # compile cache; None disables it
     cache_limit_mb: int = 4096  # compiled artifacts kept, least recently used evicted first

@@ -26,7 +26,8 @@ def add_arguments(parser) -> None:
 
     ro.BACKEND.add_to(parser, help="backends to run (comma-separated, repeatable; default: every shipped backend)")
     add_case_arguments(parser)
-    add_group(parser, "run", (options.OUTPUT_DIR, ro.BASELINE, options.RESUME, options.SHARD, options.DURATIONS, ro.LOCALIZE))
+    run_group = (options.OUTPUT_DIR, ro.BASELINE, options.RESUME, options.SHARD, options.DURATIONS, ro.LOCALIZE, ro.GATES, ro.GATES_DIR)
+    add_group(parser, "run", run_group)
     where = parser.add_argument_group("where jobs run")
     # -j's default depends on the executor: this machine's CPUs, or a Ray cluster's.
     ro.WORKERS.add_to(where, default=None, help="jobs at once: lanes (supervised processes) on this machine, or Ray actors "
@@ -196,7 +197,8 @@ def run(args) -> int:
               "resuming with the options given now", file=sys.stderr)
     resume.fill_defaults(args, options)
     args.backend = specs  # recorded as the specs run, the default included
-    run = Run(ro.settings_from(args, specs, backend_options), backends, ro.xfail_dir(args))
+    run = Run(ro.settings_from(args, specs, backend_options), backends, ro.xfail_dir(args), ro.gates_dir(args))
+    run.check_gates()  # a broken gates file stops the run here (a RunError, shown as a usage error)
     registry, cases = select_cases(args, run.settings, required=True)  # before any directory is made
     shard = args.shard
     durations = load_durations(args, run.names)
@@ -219,8 +221,7 @@ def run(args) -> int:
     writer.start(cases)  # before any work: a run killed outright must still be resumable
 
     pairs = matrix_pairs([c.id for c in cases], run.names, shard, done, durations)
-    heavy = {c.id for c in cases if c.kind == "model"}
-    jobs = plan(pairs, run.settings.batch_size, heavy)
+    jobs = plan(pairs, run.settings.batch_size, run.compiled_alone(cases))
     run.check_xfails()
     eta, measured_by = plan_time(run, pairs, cases, pick_baseline(args, directory), args.workers)
     print(f"conformance nightly: {len(pairs)} (case, backend) pairs to run ({len(done)} already done) "
@@ -233,6 +234,7 @@ def run(args) -> int:
     def sink(result) -> None:
         if run.xfail_dir is not None:  # with --no-xfail a result keeps no verdict: its status is the outcome
             run.judge(result)
+        run.gate(result)
         writer.add(result)
         progress.update(result)
 

@@ -92,9 +92,14 @@ class XfailSet:
         return self.entries.get(case_id)
 
 
-def _line_of(text: str, case_id: str) -> int:
-    """The line where the table of `case_id` starts (1-based), or 0 if not found."""
-    pattern = re.compile(r'^\s*\[\s*(?:"' + re.escape(case_id) + r'"|' + re.escape(case_id) + r")\s*\]")
+def line_of(text: str, case_id: str, within: str = "") -> int:
+    """The line where the table of `case_id` starts (1-based), or 0 if not found.
+
+    `within`: the table that holds the case tables (gate sets keep theirs
+    under `[cases."<id>"]`); TOML allows spaces around the dot.
+    """
+    parent = rf"{re.escape(within)}\s*\.\s*" if within else ""
+    pattern = re.compile(r'^\s*\[\s*' + parent + r'(?:"' + re.escape(case_id) + r'"|' + re.escape(case_id) + r")\s*\]")
     for number, line in enumerate(text.splitlines(), 1):
         if pattern.match(line):
             return number
@@ -102,7 +107,7 @@ def _line_of(text: str, case_id: str) -> int:
 
 
 def _entry(path: Path, text: str, case_id: str, table: object) -> Entry:
-    where = f"{path}:{_line_of(text, case_id)}"
+    where = f"{path}:{line_of(text, case_id)}"
     if not isinstance(table, dict):
         raise XfailError(f"{where}: {case_id!r} must be a table ([\"{case_id}\"]) with code and explanation")
     unknown = set(table) - set(FIELDS)
