@@ -3,7 +3,8 @@
 Every (case, backend) result is appended to <output-dir>/<timestamp>/results.jsonl
 the moment it is known; an interrupted run keeps them and `--resume DIR`
 finishes it. The previous report in the output directory is the baseline;
-the exit status is 1 when a case that passed there fails now.
+the exit status is 1 when a case that passed there fails now, or (--gates) a
+pair is beyond its golden figures' tolerance.
 """
 
 from __future__ import annotations
@@ -265,4 +266,11 @@ def run(args) -> int:
     if changes["baseline"]:
         print(f"since {changes['baseline']}: {len(changes['newly_failing'])} newly failing, "
               f"{len(changes['newly_passing'])} newly passing, {len(changes['changed'])} failing differently")
-    return 1 if changes["newly_failing"] else 0
+    gated = summary.get("gates")
+    if gated:
+        print(f"gates: {gated['judged']} pairs judged, {len(gated['beyond'])} beyond tolerance (still passing), "
+              f"{len(gated['below'])} better than golden beyond tolerance"
+              + (f"; {len(changes['newly_beyond_gates'])} newly beyond since {changes['baseline']}" if changes["baseline"] else ""))
+    # A pair beyond its golden figures fails the night as a correctness regression does (the golden file is its
+    # baseline, as the xfail sets are for failures); the reports tell the two kinds apart.
+    return 1 if changes["newly_failing"] or (gated and gated["beyond"]) else 0

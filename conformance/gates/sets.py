@@ -90,11 +90,16 @@ class GateSet:
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data: dict = {}
-        if self.tolerance:
-            data["tolerance"] = {name: t.to_toml() for name, t in self.tolerance.items()}
-        data["cases"] = {case: self.entries[case].to_toml() for case in sorted(self.entries)}
-        self.path.write_text(HEADER.format(backend=self.backend) + "\n" + tomli_w.dumps(data))
+        cases = tomli_w.dumps({"cases": {case: self.entries[case].to_toml() for case in sorted(self.entries)}})
+        self.path.write_text(HEADER.format(backend=self.backend) + "\n" + self._tolerance_table() + "\n" + cases)
+
+    def _tolerance_table(self) -> str:
+        """Every figure's tolerance, written out, one line each: a reviewer reads what a case is held to."""
+        lines = ["[tolerance]  # a figure may move by the larger of relative x golden and absolute (in its unit)"]
+        for name, figure in FIGURES.items():
+            t = self.tolerance.get(name, figure.default)
+            lines.append(f"{name} = {{ relative = {float(t.relative)!r}, absolute = {float(t.absolute)!r} }}")
+        return "\n".join(lines) + "\n"
 
     def get(self, case_id: str) -> GateEntry | None:
         return self.entries.get(case_id)
