@@ -1,9 +1,12 @@
-"""What `conformance xfail update` and `conformance gates update` share: their options, and the results
-they update from — a report's (--results), or a run of the selected cases on the named backends."""
+"""What `conformance xfail update|check` and `conformance gates update|check` share: their options, the
+results they update from — a report's (--results), or a run of the selected cases on the named backends —
+and the check of every file in a directory."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Callable
 
 from conformance import run_options as ro
 from conformance.cli.common import add_case_arguments
@@ -43,3 +46,22 @@ def results_to_update_from(args, names: list[str], settings, cases, alone: set[s
     run_jobs(plan(pairs, settings.batch_size, alone), settings, args.workers, sink)
     progress.finish()
     return results
+
+
+def check_files(directory: Path, load: Callable, error: type[Exception], known: set[str], what: str) -> int:
+    """Load every `<backend>.toml` in `directory` with `load(directory, backend)`, print what each holds and
+    its stale entries (cases not in `known`); 1 when a file is malformed (`error`, printed) or has stale entries."""
+    status = 0
+    for path in sorted(Path(directory).glob("*.toml")):
+        try:
+            loaded = load(directory, path.stem)
+        except error as e:
+            print(e, file=sys.stderr)
+            status = 1
+            continue
+        stale = sorted(c for c in loaded.entries if c not in known)
+        print(f"{path}: {len(loaded.entries)} {what}, {len(stale)} stale")
+        for case in stale:
+            print(f"  stale (no such case in the registry): {case}")
+        status |= bool(stale)
+    return status

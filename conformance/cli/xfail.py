@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from conformance import run_options as ro
 from conformance.cli.common import add_case_arguments, fail, select_cases
-from conformance.cli.updates import add_update_arguments, results_to_update_from
+from conformance.cli.updates import add_update_arguments, check_files, results_to_update_from
 
 NAME = "xfail"
 HELP = "rewrite the xfail sets from a run (update) or check them against the registry (check)"
@@ -60,20 +59,5 @@ def update(args) -> int:
 def check(args) -> int:
     from conformance.xfail.sets import XfailError, XfailSet
 
-    directory = Path(ro.xfail_sets_dir(args))
     registry, _ = select_cases(args, ro.settings_from(args))
-    known = {c.id for c in registry}
-    status = 0
-    for path in sorted(directory.glob("*.toml")):
-        try:
-            xfails = XfailSet.load(directory, path.stem)
-        except XfailError as e:
-            print(e, file=sys.stderr)
-            status = 1
-            continue
-        stale = sorted(c for c in xfails.entries if c not in known)
-        print(f"{path}: {len(xfails.entries)} entries, {len(stale)} stale")
-        for case in stale:
-            print(f"  stale (no such case in the registry): {case}")
-        status |= bool(stale)
-    return status
+    return check_files(Path(ro.xfail_sets_dir(args)), XfailSet.load, XfailError, {c.id for c in registry}, "entries")

@@ -19,14 +19,13 @@ before anything runs, naming the file, the line and the key.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import tomli_w
 
 from conformance.gates.figures import FIGURES, Tolerance
-from conformance.xfail.sets import line_of
+from conformance.xfail.sets import line_of, read_toml
 
 HEADER = """\
 # Golden figures of backend `{backend}`: per gated case, its dispatches, module size, compile and run time.
@@ -70,13 +69,7 @@ class GateSet:
         """The set of `backend` in `directory`; an empty set when there is no file."""
         path = Path(directory) / f"{backend}.toml"
         gates = cls(backend, path)
-        if not path.exists():
-            return gates
-        text = path.read_text()
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise GatesError(f"{path}: invalid TOML: {e}") from None
+        text, data = read_toml(path, GatesError)
         unknown = set(data) - {"tolerance", "cases"}
         if unknown:
             raise GatesError(f"{path}: unknown top-level key(s) {sorted(unknown)}; a gates file holds [tolerance] and [cases.<id>] tables")

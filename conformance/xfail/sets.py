@@ -72,13 +72,7 @@ class XfailSet:
         """The set of `backend` in `directory`; an empty set when there is no file."""
         path = Path(directory) / f"{backend}.toml"
         xfails = cls(backend, path)
-        if not path.exists():
-            return xfails
-        text = path.read_text()
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise XfailError(f"{path}: invalid TOML: {e}") from None
+        text, data = read_toml(path, XfailError)
         for case_id, table in data.items():
             xfails.entries[case_id] = _entry(path, text, case_id, table)
         return xfails
@@ -90,6 +84,18 @@ class XfailSet:
 
     def get(self, case_id: str) -> Entry | None:
         return self.entries.get(case_id)
+
+
+def read_toml(path: Path, error: type[Exception]) -> tuple[str, dict]:
+    """A per-backend file's text and tables (both empty when there is no file); `error`, naming the file and
+    the line, when it is no TOML. The gate sets (gates/sets.py) are read the same way."""
+    if not path.exists():
+        return "", {}
+    text = path.read_text()
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise error(f"{path}: invalid TOML: {e}") from None
 
 
 def line_of(text: str, case_id: str, within: str = "") -> int:
