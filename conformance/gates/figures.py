@@ -8,11 +8,15 @@ compile time belong to one case only when it was compiled alone
 are shared, and are not a figure of the case.
 
 A tolerance allows the larger of `relative` x golden and `absolute`. The
-defaults were chosen from a measurement of identical runs on a shared
-2-core machine (docs/gates.md): counts are exact (the compiler is
-deterministic), a module's size moves by a few bytes between identical
-compiles, and times move a lot under load: a relative bound and a floor
-for figures too small for a relative one to mean anything.
+defaults come from runs of the models on a shared, loaded 2-core machine
+(docs/gates.md has the figures): counts and sizes were identical between
+identical compiles (dispatches exact; a module's size 1% or 256 bytes, for
+metadata); times moved a lot under load. A compile took up to twice as long
+as the same compile earlier; a run's median of small models jumped between
+two modes (0.3 ms and 4 ms: IREE's worker threads woken late on a busy
+machine), with single calls 20-40 ms late. So a time trips when it more than
+doubles, and never for less than a floor (5 s, 25 ms) under which this
+machine cannot tell a regression from noise.
 """
 
 from __future__ import annotations
@@ -72,7 +76,7 @@ FIGURES = {
     for f in (
         Figure("dispatches", "dispatches", True, Tolerance(), "dispatches in the case's function (IREE's statistics)"),
         Figure("vmfb_bytes", "bytes", True, Tolerance(relative=0.01, absolute=256), "size of the compiled module (.vmfb)"),
-        Figure("compile_seconds", "s", False, Tolerance(relative=1.0, absolute=2.0), "iree-compile's wall time"),
-        Figure("run_seconds", "s", False, Tolerance(relative=0.5, absolute=0.002), "median wall time of the run stage's call"),
+        Figure("compile_seconds", "s", False, Tolerance(relative=1.0, absolute=5.0), "iree-compile's wall time"),
+        Figure("run_seconds", "s", False, Tolerance(relative=1.0, absolute=0.025), "median wall time of the run stage's call"),
     )
 }
