@@ -11,12 +11,14 @@ A tolerance allows the larger of `relative` x golden and `absolute`. The
 defaults come from runs of the models on a shared, loaded 2-core machine
 (docs/gates.md has the figures): counts and sizes were identical between
 identical compiles (dispatches exact; a module's size 1% or 256 bytes, for
-metadata); times moved a lot under load. A compile took up to twice as long
-as the same compile earlier; a run's median of small models jumped between
-two modes (0.3 ms and 4 ms: IREE's worker threads woken late on a busy
-machine), with single calls 20-40 ms late. So a time trips when it more than
-doubles, and never for less than a floor (5 s, 25 ms) under which this
-machine cannot tell a regression from noise.
+metadata); times moved a lot under load. The same compile took up to 2.6
+times as long on a loaded night as on a quieter one; a run's median of small
+models jumped between two modes (0.3 ms and 4 ms: IREE's worker threads
+woken late on a busy machine), ResNet-18's between 1.4 s and 3.0 s. So a
+compile trips when it more than triples, a run when it more than doubles,
+and neither for less than a floor (5 s, 25 ms) under which this machine
+cannot tell a regression from noise: 0 trips in 1,840 judgements of
+identical runs, where 50% or 2 ms on run times gave 59.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ FIGURES = {
     for f in (
         Figure("dispatches", "dispatches", True, Tolerance(), "dispatches in the case's function (IREE's statistics)"),
         Figure("vmfb_bytes", "bytes", True, Tolerance(relative=0.01, absolute=256), "size of the compiled module (.vmfb)"),
-        Figure("compile_seconds", "s", False, Tolerance(relative=1.0, absolute=5.0), "iree-compile's wall time"),
+        Figure("compile_seconds", "s", False, Tolerance(relative=2.0, absolute=5.0), "iree-compile's wall time"),
         Figure("run_seconds", "s", False, Tolerance(relative=1.0, absolute=0.025), "median wall time of the run stage's call"),
     )
 }
