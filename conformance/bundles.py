@@ -1,4 +1,4 @@
-"""Reproducer bundles: one folder per failing (case, backend) under --artifacts DIR.
+"""Reproducer bundles: one folder per failing (case, backend) under --artifacts DIR (and per COMPILED one: remote/).
 
     DIR/<case>/<backend>/
         README.txt       case, backend, stage, code, explanation; how to replay
@@ -25,10 +25,12 @@ from pathlib import Path
 import numpy as np
 
 from conformance.paths import safe_name
+from conformance.remote import bundle as remote_bundle
 from conformance.rerun import rerun_command
 from conformance.settings import Settings
 from conformance.reproducer import COMMANDS, staged_commands, staged_stage
 from conformance.result import Result
+from conformance.taxonomy import Status
 from conformance.toolchain.tools import public_tool_path
 
 STAGING = ".staging"
@@ -73,10 +75,13 @@ def finalize(settings: Settings, result: Result) -> Path | None:
     """Turn the staging folder of a failed pair into its bundle (under settings.artifacts); return the bundle's path."""
     artifacts = settings.artifacts
     staging = staging_dir(artifacts, result.case, result.backend)
-    if not result.failed:
-        _remove_staging(staging)
-        return None
     bundle = bundle_dir(artifacts, result.case, result.backend)
+    if not result.failed:
+        kept = None
+        if result.status == Status.COMPILED:  # to be run elsewhere, when its run stage said how (remote/)
+            kept = remote_bundle.finalize(artifacts, staging, bundle, result.case, result.backend, result.explanation, settings.case_timeout)
+        _remove_staging(staging)
+        return kept
     shutil.rmtree(bundle, ignore_errors=True)
     bundle.mkdir(parents=True)
     for folder in ("inputs", "expected"):

@@ -57,4 +57,7 @@ def _update_tensor(h, t) -> None:
         h.update(f"{scheme}{params}".encode())
         t = t.int_repr()
     if t.numel():
-        h.update(t.contiguous().reshape(-1).view(torch.uint8).numpy().data)
+        flat = t.contiguous().reshape(-1)
+        if flat.stride(-1) != 1:  # one element keeps any stride through contiguous() (it counts as contiguous)
+            flat = torch.empty(flat.numel(), dtype=flat.dtype).copy_(flat)
+        h.update(flat.view(torch.uint8).numpy().data)

@@ -8,6 +8,7 @@
       report.md       the same as tables (report/markdown.py)
       report.html     one page (report/html/)
       localized/      --localize: a workspace per failing model (localize/)
+      reduced/        reductions of its failures, when `conformance reduce --output-dir DIR/reduced` put them there
 
 A run killed at any moment (Ctrl-C, SIGKILL) keeps every finished result,
 and `--resume` reads them back; a last line cut off by the kill is ignored
@@ -30,6 +31,7 @@ SUMMARY = "summary.json"
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 LOCALIZED = "localized"
+REDUCED = "reduced"  # `conformance reduce --output-dir DIR/reduced`: reductions an issue file shows (report/issues/)
 
 # How each JSON file is indented: run.json and summary.json are read by people, cases.json is long.
 _INDENT = {RUN: 1, CASES: 0, SUMMARY: 1}

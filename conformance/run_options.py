@@ -300,6 +300,15 @@ CHECK_DETERMINISM = Option(
     default=False,
     setting="check_determinism",
 )
+COMPILE_ONLY = Option(
+    ("--compile-only",),
+    "stop each pair of a backend that can run elsewhere (the IREE ones) after compiling: it ends COMPILED, and with "
+    "--artifacts its bundle holds what running it on another machine needs (docs/remote-run.md; then "
+    "`conformance verdicts-from`)",
+    action="store_true",
+    default=False,
+    setting="compile_only",
+)
 ARTIFACTS = Option(
     ("--artifacts",),
     "write a reproducer bundle for each failing case here",
@@ -363,7 +372,8 @@ GATES_DIR = Option(
 
 LOCALIZE = Option(
     ("--localize",),
-    "for each failing model case, find the op to blame: binary-search the prefixes of its exported graph through the "
+    "for each failing case with several ops to blame (every model; an op case whose graph computes more than one op), "
+    "find the op: binary-search the prefixes of its exported graph through the "
     "backend, check the suspects alone against fp64, and write a one-op case and its bundle (the model's result "
     "records it in extras['localized']; reports name it). Under the report directory's localized/ (pytest without "
     "--report-dir: reports/localized/)",
@@ -395,13 +405,13 @@ RESULTS = Option(
 # What each front end declares, in the order --help lists them.
 PYTEST = (
     BACKEND, CASES, CASE, NO_DEFAULT_CASES, SUITE, SEED, CASE_TIMEOUT, MEMORY_LIMIT, BATCH_SIZE,
-    RERUNS, CHECK_DETERMINISM, ARTIFACTS, CACHE_DIR, NO_CACHE, XFAIL_DIR, NO_XFAIL, UPDATE_XFAILS, EXPORT_MODE, REPORT_DIR,
-    LOCALIZE, GATES, GATES_DIR,
+    RERUNS, CHECK_DETERMINISM, COMPILE_ONLY, ARTIFACTS, CACHE_DIR, NO_CACHE, XFAIL_DIR, NO_XFAIL, UPDATE_XFAILS, EXPORT_MODE,
+    REPORT_DIR, LOCALIZE, GATES, GATES_DIR,
 )  # fmt: skip
 CASE_SELECTION = (CASES, NO_DEFAULT_CASES, SUITE, KEYWORD, TAG, SKIP_TAG)
 EXECUTION = (
-    SEED, CASE_TIMEOUT, BATCH_SIZE, MEMORY_LIMIT, RERUNS, CHECK_DETERMINISM, CACHE_DIR, NO_CACHE, ARTIFACTS, XFAIL_DIR, NO_XFAIL,
-    EXPORT_MODE,
+    SEED, CASE_TIMEOUT, BATCH_SIZE, MEMORY_LIMIT, RERUNS, CHECK_DETERMINISM, COMPILE_ONLY, CACHE_DIR, NO_CACHE, ARTIFACTS,
+    XFAIL_DIR, NO_XFAIL, EXPORT_MODE,
 )  # fmt: skip
 
 _FILLING_SETTINGS = [o for o in (CASES, NO_DEFAULT_CASES, SUITE, *EXECUTION, GATES) if o.setting]

@@ -642,6 +642,93 @@ class CountedWrongTosa(IreeBackend):
 COUNTED_WRONG_TOSA = CountedWrongTosa()
 
 
+class CrashesWhereItRuns(Misbehaving):
+    """Runs as eager does, but `victim` dies of SIGSEGV at run; elsewhere too (remote_run), for a fake runtime.
+
+    Its remote run names a module file saying which it is ("crash" or "eager"): the test's
+    stand-in for iree-run-module (test_remote_run.py) kills itself on the first, and
+    copies eager's outputs on the second.
+    """
+
+    def remote_run(self, value, case_run):
+        from torch.utils._pytree import tree_flatten
+
+        from conformance.reproducer import Reproducer
+
+        verdict = "crash" if case_run.case.id == self.victim else "eager"
+        commands = [
+            ["iree-run-module", "--module=module.vmfb", *(f"--output=@outputs/set{n}/{j}.npy" for j in range(len(tree_flatten(e)[0])))]
+            for n, e in enumerate(case_run.expected)
+        ]
+        return Reproducer({"module.vmfb": lambda path: path.write_text(verdict)}, commands)
+
+
+CRASHES_WHERE_IT_RUNS = CrashesWhereItRuns("crashes-where-it-runs", "segfault", "run")
+
+
+# -- failures a public tool replays, for issue files ------------------------------------------------
+
+# The "compiler" and "runtime" of ISSUE_FILING: python -c scripts standing in for iree-compile and
+# iree-run-module, so that a bundle's commands replay anywhere the venv's python is on PATH.
+FAKE_COMPILE = ("import sys; ir = open(sys.argv[1]).read(); "
+                "sys.exit(\"input.mlir:2:8: error: 'fake.tanh' op is not supported by fake-compile\" if 'fake.tanh' in ir else 0)")
+FAKE_RUN = ("import sys; expected = sys.argv[1].split('=', 2)[2]; "
+            "print('[FAILED] result[0] does not match; expected:', expected, '; actual: three times the input'); sys.exit(1)")
+
+
+class IssueFiling(Backend):
+    """Lowers a case to a text IR of its ATen ops (one `fake.<op>` line each), "compiles" it with a
+    public-tool replay that rejects `fake.tanh`, and runs it with `aten.mul` computing x*3 (a wrong
+    answer, replayed by a fake runtime). Its diagnostics name this machine's temp dir, home and host,
+    as real tools' do: an issue file must leave them out."""
+
+    name = "issue-filing"
+    stages = ("lower", "compile", "run")
+
+    def tool(self, stage: str) -> str:
+        return {"compile": "fake-compile", "run": "fake-run", "compare": "fake-compile + fake-run"}.get(stage, self.name)
+
+    def lower(self, _, case_run):
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        ops: list[str] = []
+
+        class Seen(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                if str(func) not in ops:
+                    ops.append(str(func))
+                return func(*args, **(kwargs or {}))
+
+        with torch.no_grad(), Seen():
+            case_run.module(*case_run.inputs[0])
+        case_run.extras["aten_ops"] = ops
+        shapes = ", ".join(f"tensor<{'x'.join(map(str, t.shape))}xf32>" for t in case_run.inputs[0])
+        body = "".join(f'  %{i} = "fake.{op.split(".")[1]}"(%arg0) : ({shapes})\n' for i, op in enumerate(ops))
+        return f"func.func @main({shapes}) {{\n{body}}}\n"
+
+    def compile(self, ir: str, case_run):
+        case_run.reproduce("compile", {"input.mlir": lambda path: path.write_text(ir)}, ["python", "-c", FAKE_COMPILE, "input.mlir"])
+        if "fake.tanh" in ir:
+            import socket
+            from pathlib import Path
+
+            from conformance.backends.protocol import StageFailure
+
+            printed = (f"{case_run.workdir}/input.mlir:2:8: error: 'fake.tanh' op is not supported by fake-compile\n"
+                       f"note: fake-compile built in {Path.home()}/src/fake on host {socket.gethostname()}\n")
+            raise StageFailure("COMPILER_ERROR", "fake-compile rejects fake.tanh", op="fake.tanh", details=printed)
+        return ir
+
+    def run(self, ir: str, inputs, case_run):
+        case_run.reproduce("run", {"input.mlir": lambda path: path.write_text(ir)},
+                           ["python", "-c", FAKE_RUN, "--expected_output=@expected/set0/0.npy"])
+        out = case_run.module(*inputs)
+        return out * 1.5 if "fake.mul" in ir else out  # x*2 becomes x*3
+
+
+ISSUE_FILING = IssueFiling()
+
+
 class Figured(Backend):
     """Eager, with compile figures as IREE records them (extras["compile_stats"]) read from $FAKE_FIGURES.
 

@@ -106,6 +106,11 @@ def floors(package: Path) -> list[list[str]]:
     return [sorted(n.split(".", 1)[1] for n in names if floor[n] == f) for f in range(top, 0, -1)]
 
 
+def picture(levels: list[list[str]]) -> str:
+    """The floors as the script prints them (and README.md shows them): number, then names, top first."""
+    return "\n".join(f"  {number:2}  {'  '.join(names)}" for number, names in zip(range(len(levels), 0, -1), levels))
+
+
 def main(argv: list[str]) -> int:
     package = package_given(argv)
     if package is None:
@@ -117,8 +122,7 @@ def main(argv: list[str]) -> int:
         return 1
     levels = floors(package)
     print(f"the folders of {package}, top floor first (each imports only from floors below it):")
-    for number, names in zip(range(len(levels), 0, -1), levels):
-        print(f"  {number:2}  {'  '.join(names)}")
+    print(picture(levels))
     return 0
 
 

@@ -52,9 +52,12 @@ def test_triage_groups_failures_largest_first(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "3 failures in 2 root-cause groups" in out.stdout
     lines = [l for l in out.stdout.splitlines() if "UNSUPPORTED_OP" in l or "ILLEGAL_TYPE" in l]
-    assert lines[0].split()[:3] == ["2", "UNSUPPORTED_OP", "aten.cumsum"] and lines[1].split()[:3] == ["1", "ILLEGAL_TYPE", "tosa.cast"]
     as_json = json.loads(cli("triage", str(tmp_path), "--json").stdout)
     assert [(g["count"], g["code"]) for g in as_json] == [(2, "UNSUPPORTED_OP"), (1, "ILLEGAL_TYPE")]
+    # Each row: its # and id (what `conformance issue` takes), count, code, op.
+    ids = [g["id"] for g in as_json]
+    assert lines[0].split()[:5] == ["1", ids[0], "2", "UNSUPPORTED_OP", "aten.cumsum"]
+    assert lines[1].split()[:5] == ["2", ids[1], "1", "ILLEGAL_TYPE", "tosa.cast"]
 
 
 def test_xfail_check_reports_stale_entries(tmp_path):

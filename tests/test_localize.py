@@ -18,6 +18,8 @@ import torch
 
 from conformance.cases.registry import Registry, directory_sources
 from conformance.settings import Settings
+from conformance.result import Result
+from conformance.taxonomy import Status
 from conformance.localize import emit, graph, inline, oracle
 from conformance.localize.localizer import LocalizeError, localize
 from conformance.localize.search import first_failing_cut, same_failure
@@ -365,3 +367,24 @@ def test_only_a_numeric_failure_is_named_by_what_its_op_lowered_to(tmp_path):
     alone = _failure("CUSTOM_OP_UNCONVERTIBLE")
     alone.artifacts = str(tmp_path)
     assert mlir_op(alone, _failure("CUSTOM_OP_UNCONVERTIBLE"), numeric=False) is None
+
+
+@pytest.mark.parametrize(
+    "kind, fmt, graph_ops, status, expected",
+    [
+        ("model", "torch", [], Status.FAIL, True),  # a model: always (failed before export: localize says why not)
+        ("op", "torch", ["aten.to.dtype", "aten.cumsum.default"], Status.FAIL, True),  # a cast around the op may be it
+        ("op", "torch", ["aten.cumsum.default", "aten._assert_tensor_metadata.default"], Status.FAIL, False),  # one op
+        ("op", "onnx", ["aten.add.Tensor", "aten.mul.Tensor"], Status.FAIL, False),  # no exported graph to cut
+        ("model", "torch", [], Status.PASS, False),
+    ],
+)
+def test_localize_reaches_every_failing_case_with_more_than_one_op_to_blame(kind, fmt, graph_ops, status, expected):
+    from types import SimpleNamespace
+
+    from conformance.run.session import needs_localizing
+
+    result = Result(case="c", backend="b", status=status, extras={"aten_ops": graph_ops})
+    assert needs_localizing(result, SimpleNamespace(kind=kind, format=fmt)) is expected
+    result.extras["localized"] = {"op": "aten.cumsum"}
+    assert needs_localizing(result, SimpleNamespace(kind=kind, format=fmt)) is False  # each once

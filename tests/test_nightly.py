@@ -114,13 +114,13 @@ def test_resume_restores_the_runs_options_and_refuses_conflicting_ones_by_name(t
     assert again.returncode == 0 and "0 (case, backend) pairs to run (4 already done)" in again.stderr, again.stderr
 
 
-def test_the_readme_and_the_resume_help_list_exactly_the_options_resume_checks():
+def test_the_docs_and_the_resume_help_list_exactly_the_options_resume_checks():
     """The options --resume must agree on are one list (nightly/options.py); the prose copies are made or checked from it."""
     from conformance.nightly.options import HOW_OPTIONS, RESULT_OPTIONS, RESUME, flags
 
-    readme = " ".join((PROJECT / "README.md").read_text().split())
-    said = re.search(r"An option that changes results \((.*?), and the backends' own options\)(.*?) may differ", readme)
-    assert said, "README.md no longer lists the options --resume checks (the paragraph on --resume)"
+    doc = " ".join((PROJECT / "docs" / "cluster.md").read_text().split())
+    said = re.search(r"An option that changes results \((.*?), and the backends' own options\)(.*?) may differ", doc)
+    assert said, "docs/cluster.md no longer lists the options --resume checks (the paragraph on --resume)"
     assert re.findall(r"`([^`]+)`", said.group(1)) == flags(RESULT_OPTIONS)
     assert re.findall(r"`([^`]+)`", said.group(2)) == flags(HOW_OPTIONS)
     assert set(flags(RESULT_OPTIONS + HOW_OPTIONS)) <= set(re.findall(r"(?<![\w-])-{1,2}[a-z][\w-]*", RESUME.help)), RESUME.help

@@ -123,6 +123,11 @@ def test_verdicts_match_on_code_and_op_not_the_wording():
     assert verdict(failed, Entry("UNSUPPORTED_OP", "old words", "lower", "aten.cummax")) == "CHANGED"
     assert verdict(failed, Entry("NUMERIC_MISMATCH", "")) == "CHANGED"
     assert verdict(failed, None) == "FAIL"
+    # An entry written before failures named their op (or by hand) holds when the run names one;
+    # one without an op does not excuse another code.
+    assert verdict(failed, Entry("UNSUPPORTED_OP", "pinned without an op", "lower")) == "XFAIL"
+    unnamed = Result("c", "b", "fail", stage="lower", code="UNSUPPORTED_OP", explanation="no op named")
+    assert verdict(unnamed, Entry("UNSUPPORTED_OP", "old words", "lower", "aten.cumsum")) == "CHANGED"
     assert verdict(Result("c", "b", "pass"), Entry("UNSUPPORTED_OP", "")) == "XPASS"
     assert verdict(Result("c", "b", "skip"), None) == "SKIP"
 

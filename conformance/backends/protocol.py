@@ -163,6 +163,20 @@ class Backend:
         """The outputs for `inputs`: nested as eager's, or flat (one output alone, or a tuple of all in eager's flattening order)."""
         raise NotImplementedError
 
+    def remote_run(self, value: Any, case_run: CaseRun) -> Reproducer | None:
+        """How to run this pair's `run` stage on another machine, with public tools alone; None: it cannot be.
+
+        `value` is what the stage before `run` returned (the compiled program).
+        The Reproducer's files are what the commands need besides the case's
+        inputs (the compiled module); its commands, one per input set in order,
+        run in the pair's bundle, read `inputs/set<N>/<I>.npy` and write every
+        output, flat, to `outputs/set<N>/<J>.npy`. A pair that ends COMPILED
+        (no device here, or --compile-only) carries them in its bundle
+        (remote/: docs/remote-run.md). Only backends whose runtime is a
+        command of its own override it (the IREE ones: iree-run-module).
+        """
+        return None
+
     def targeted(self, target: str, options: list[str]) -> Backend:
         """This backend compiling for `target` with `options` (`--backend NAME@TARGET:OPTION...`).
 

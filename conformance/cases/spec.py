@@ -322,6 +322,10 @@ class Case:
             implied.add("nondeterministic")
         return self.tags | implied
 
+    def record(self) -> dict:
+        """The case as reports know it (cases.json): kind, family, declared ops, tags, suite (`conformance list --json` adds more)."""
+        return {"kind": self.kind, "family": self.family, "ops": list(self.ops), "tags": sorted(self.all_tags), "suite": self.suite}
+
     def describe_inputs(self) -> str:
         if self.exact is not None:
             return self.exact.description

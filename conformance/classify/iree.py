@@ -13,8 +13,11 @@ PARSE_ERRORS = re.compile(
     r"expected (?:'[^']+'|[\w ]+) (?:in|after|before|to)|dialect '\w+' not found|"
     r"unregistered operation|does not reference a valid"
 )
-# A call that fails, or a later wait on its results (reading an output back).
-RUNTIME = re.compile(r"(Error invoking function|synchronous fence failure): (?:[\w/.]+:\d+: )?([A-Z_]+); ([^;\n]+)")
+# A call that fails, or a later wait on its results (reading an output back); iree-run-module (a run
+# elsewhere: remote/) prints the status alone, after the line execution/remote_verdicts.py puts first.
+RUNTIME = re.compile(
+    r"(Error invoking function|synchronous fence failure|iree-run-module exited with status \d+):\s+(?:[\w/.]+:\d+: )?([A-Z_]+); ([^;\n]+)"
+)
 
 
 def parse(stage: str, text: str):

@@ -28,9 +28,14 @@ def packet(op: str) -> str:
     return ".".join(op.split(".")[:2])
 
 
+def computing_ops(graph_ops: Iterable[str]) -> list[str]:
+    """The distinct ops of a graph a backend could get wrong, as the IR spells them."""
+    return sorted({ir_name(op) for op in graph_ops if packet(op) not in BOOKKEEPING})
+
+
 def op_under_test(graph_ops: Iterable[str], declared: Iterable[str]) -> str | None:
     """The one computing op of the graph, else the one it holds of the ops declared under test, else None."""
-    computing = sorted({ir_name(op) for op in graph_ops if packet(op) not in BOOKKEEPING})
+    computing = computing_ops(graph_ops)
     if len(computing) == 1:
         return computing[0]
     wanted = {packet(op) for op in declared}

@@ -104,7 +104,7 @@ def whole_matrix(directory: Path) -> bool:
 
 
 def localize_failures(writer, run, cases) -> None:
-    """--localize: each failing model result of the report, localized (Run.localize) and written again with its record.
+    """--localize: each failing result of several ops (run/session.needs_localizing), localized (Run.localize) and written again with its record.
 
     The results file then holds the pair twice; the later line, with
     extras["localized"], is the one every reader keeps (report_dir.latest).

@@ -40,11 +40,14 @@ def run(args) -> int:
     if groups:
         failures = sum(g.count for g in groups)
         print(f"{failures} failures in {len(groups)} root-cause groups")
-        rows = [[g.count, g.code_label, g.op or "-", g.tool, g.backends_label(), g.example.case, g.example.explanation[:120]]
-                for g in groups[: args.limit]]
-        print(tabulate(rows, headers=["count", "code", "op", "tool", "backends", "example", "explanation"]))
+        # The # counts over the whole directory, --backend or not: `conformance issue #` names the same group.
+        numbers = {g.id: n for n, g in enumerate(root_causes(latest(read_results(source)), cases), 1)} if args.backend else None
+        rows = [[numbers[g.id] if numbers else n, g.id, g.count, g.code_label, g.op or "-", g.tool, g.backends_label(), g.example.case,
+                 g.example.explanation[:120]] for n, g in enumerate(groups[: args.limit], 1)]
+        print(tabulate(rows, headers=["#", "id", "count", "code", "op", "tool", "backends", "example", "explanation"]))
         if len(groups) > args.limit:
             print(f"... and {len(groups) - args.limit} smaller groups (--limit N, or --json for all)")
+        print("an issue file for a group: conformance issue ID --results DIR (docs/filing-issues.md)")
     flaky = sorted((r for r in results if r.status == Status.FLAKY), key=lambda r: (r.backend, r.case))
     if flaky:
         print(f"\nflaky: {len(flaky)} pairs whose runs disagree (not failures: no group above holds them)")

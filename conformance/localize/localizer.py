@@ -69,7 +69,7 @@ def localize(
     """
     started = time.monotonic()
     case = _cuttable_case(Registry.load(sources_of(settings), settings.suites), case_id)
-    base = dataclasses.replace(settings, backends=[backend], reruns=0, check_determinism=False)
+    base = dataclasses.replace(settings, backends=[backend], reruns=0, check_determinism=False, compile_only=False)
     if failure is not None:
         _check_failure(failure, case_id)
     export_mode = case.export_mode or settings.export_mode

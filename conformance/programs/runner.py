@@ -31,7 +31,7 @@ class Runner:
         # Only the slots: no registry of thousands to load, no re-run (the caller judges the same way again).
         self.settings = dataclasses.replace(
             settings, case_paths=[str(self.directory)], default_cases=False, suites=["default"],
-            reruns=0, check_determinism=False, artifacts=None, keep_outputs=None,
+            reruns=0, check_determinism=False, compile_only=False, artifacts=None, keep_outputs=None,
         )
         self.engine = Engine(self.settings)
         self.jobs = 0

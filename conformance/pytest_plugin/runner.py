@@ -22,7 +22,7 @@ from conformance.run.session import Run
 class ItemRunner:
     def __init__(self, run: Run, localize_root: Path | None = None):
         self.run = run
-        self.localize_root = localize_root  # --localize: failing model cases are localized, their workspaces here
+        self.localize_root = localize_root  # --localize: failing cases of several ops are localized, their workspaces here
         self.cases: dict[str, Case] = {}
         self.engine = Engine(run.settings)
         self.results: dict[Pair, Result] = {}

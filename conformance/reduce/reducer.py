@@ -61,7 +61,7 @@ def reduce_case(case_id: str, spec: str, settings: Settings, workspace: Path, *,
     registry = Registry.load(sources_of(settings), settings.suites)
     case = _case(registry, case_id)
     name = loader.resolve(spec).name
-    base = dataclasses.replace(settings, backends=[spec], reruns=0, check_determinism=False, artifacts=None)
+    base = dataclasses.replace(settings, backends=[spec], reruns=0, check_determinism=False, compile_only=False, artifacts=None)
     if failure is None:
         log(f"running {case_id} on {name} to see how it fails")
         engine = Engine(base)

@@ -7,6 +7,9 @@ from tabulate import tabulate
 from conformance.execution.reruns import in_a_word
 
 ROOT_CAUSES_SHOWN = 40
+# Issue files are made on demand, not with the report: see docs/filing-issues.md for why.
+ISSUE_HINT = ("An issue file for a group, for the tracker of the tool that failed: `conformance issue ID --results .` "
+              "in this directory (the run needs --artifacts; docs/filing-issues.md).")
 FLAKY_SHOWN = 100
 CHANGES_SHOWN = 100
 OPS_SHOWN = 100
@@ -62,9 +65,11 @@ def render(summary: dict) -> str:
 
     groups = summary["root_causes"]
     out += [f"## Root causes ({len(groups)} groups, largest first)", ""]
-    rows = [[g["count"], _code_label(g), g["op"] or "-", g["tool"], _backends_label(g), g["example"]["case"],
-             g["example"]["explanation"][:200]] for g in groups[:ROOT_CAUSES_SHOWN]]
-    out += [tabulate(rows, headers=["count", "code", "op", "tool", "backends", "example", "explanation"], tablefmt="github"), ""]
+    rows = [[n, f"`{g.get('id', '-')}`", g["count"], _code_label(g), g["op"] or "-", g["tool"], _backends_label(g), g["example"]["case"],
+             g["example"]["explanation"][:200]] for n, g in enumerate(groups[:ROOT_CAUSES_SHOWN], 1)]
+    out += [tabulate(rows, headers=["#", "id", "count", "code", "op", "tool", "backends", "example", "explanation"], tablefmt="github"), ""]
+    if groups:
+        out += [ISSUE_HINT, ""]
     if len(groups) > ROOT_CAUSES_SHOWN:
         out += [f"... and {len(groups) - ROOT_CAUSES_SHOWN} smaller groups (all of them are in summary.json).", ""]
 

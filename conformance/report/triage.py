@@ -17,7 +17,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
+from conformance.digests import digest
 from conformance.result import NUMERIC, TOOL, Result
+
+ID_LENGTH = 8  # hex digits of a group's id: unique among a night's ~800 groups, short enough to type
 
 
 @dataclass
@@ -28,6 +31,12 @@ class Group:
     tool: str
     kind: str | None  # a numeric mismatch's: "precision" or "wrong answer"; else None
     members: list[Result]  # sorted by (case, backend)
+
+    @property
+    def id(self) -> str:
+        """A short name of the group's key (stage, code, op, tool, kind): the same bug has the same id
+        from night to night, so `conformance issue ID` and an issue file's name outlive a run."""
+        return digest(self.stage, self.code, self.op, self.tool, self.kind)[:ID_LENGTH]
 
     @property
     def count(self) -> int:
@@ -65,6 +74,7 @@ class Group:
 
     def to_dict(self) -> dict:
         return {
+            "id": self.id,
             "stage": self.stage,
             "code": self.code,
             "kind": self.kind,

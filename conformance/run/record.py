@@ -31,6 +31,7 @@ def run_record(backends: list[str], settings: Settings, **more_settings) -> dict
             "export_mode": settings.export_mode,
             "reruns": settings.reruns,
             "check_determinism": settings.check_determinism,
+            "compile_only": settings.compile_only,
             "suites": settings.suites,
             "case_paths": settings.case_paths,
             "default_cases": settings.default_cases,
@@ -46,8 +47,8 @@ def run_record(backends: list[str], settings: Settings, **more_settings) -> dict
 
 
 def case_record(case) -> dict:
-    """A case as the reports know it: kind, family, declared ops, tags, suite (`conformance list --json` adds more)."""
-    return {"kind": case.kind, "family": case.family, "ops": list(case.ops), "tags": sorted(case.all_tags), "suite": case.suite}
+    """A case as the reports know it (cases/spec.py: Case.record)."""
+    return case.record()
 
 
 def case_snapshot(cases) -> dict:

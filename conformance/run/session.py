@@ -40,10 +40,19 @@ def resolve_backends(specs: list[str]) -> list:
 
 
 def needs_localizing(result: Result, case) -> bool:
-    """--localize takes failing model cases (an op case is its own localization), each once."""
+    """--localize takes every failing PyTorch case with more than one op to blame, each once.
+
+    A model always (its graph is only known once exported); an op case when the
+    graph it exported computes several ops (a cast or a view around the op under
+    test may be the one that fails). An op case of one op is its own
+    localization; an ONNX case has no exported graph to cut.
+    """
+    from conformance.classify.op_under_test import computing_ops
     from conformance.localize.record import EXTRAS_KEY
 
-    return result.failed and case is not None and case.kind == "model" and EXTRAS_KEY not in result.extras
+    if not result.failed or case is None or case.format != "torch" or EXTRAS_KEY in result.extras:
+        return False
+    return case.kind == "model" or len(computing_ops(result.extras.get("aten_ops") or ())) > 1
 
 
 @dataclass

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from conformance.backends.protocol import Backend, BatchFailure, CaseRun, NotRun, StageFailure, batched
+from conformance.reproducer import Reproducer
 from conformance.taxonomy import Code
 from conformance.arrays import to_numpy, to_runtime, to_tensor
 from conformance.toolchain.iree_targets import DEFAULT, CompileTarget, compile_target, missing_device
@@ -33,6 +34,7 @@ from conformance.toolchain.mlir import parse_ir, write_ir, write_ir_once
 from conformance.toolchain.tools import ToolError, run_tool
 from conformance.toolchain.torch_mlir import TorchMlirBackend, unsigned_as_eager
 
+REMOTE_MODULE = "module.vmfb"  # the compiled module in a COMPILED pair's bundle (remote_run)
 COMPILE_INPUT = "compile-input.mlir"  # one case's IR as handed to iree-compile, in its workdir and CaseRun.notes
 TARGET_FLAGS = DEFAULT.flags()  # the host CPU, IREE's default level: what every IREE backend compiles for without @
 
@@ -232,6 +234,34 @@ class IreeBackend(TorchMlirBackend):
         if isinstance(outputs, (tuple, list)):
             return unsigned_as_eager(tuple(from_iree(o) for o in outputs), case_run)
         return unsigned_as_eager(from_iree(outputs), case_run)
+
+    def remote_run(self, entry: Entry, case_run: CaseRun) -> Reproducer:
+        """The compiled module and one iree-run-module per input set, writing every output as .npy.
+
+        The module is the one compiled here (a batch's module holds its other
+        cases too; bundles keep each module once): no compiler is needed there,
+        only IREE's runtime. Each result of the function is one output file,
+        the new values of mutated inputs first, as the Python runtime returns them:
+        .npy, or the bare bytes (.bin) where iree-run-module writes no .npy.
+        """
+        from torch.utils._pytree import tree_flatten
+
+        from conformance.arrays import ML_DTYPES
+
+        mutated = [case_run.inputs[0][i] if i is not None else None for i in case_run.extras.get("mutations") or []]
+        runs = []
+        for index, (inputs, expected) in enumerate(zip(case_run.inputs, case_run.expected)):
+            # iree-run-module 3.13 writes no .npy of bfloat16 or float8 ("unsupported data encoding"): their bytes, then.
+            raw = [getattr(t, "dtype", None) in ML_DTYPES for t in mutated + tree_flatten(expected)[0]]
+            runs.append([
+                "iree-run-module",
+                f"--module={REMOTE_MODULE}",
+                f"--device={self.target.driver}",
+                f"--function={entry.function}",
+                *(f"--input=@inputs/set{index}/{i}.npy" for i in range(len(inputs))),
+                *(f"--output=@outputs/set{index}/{j}.{'bin' if bytes_only else 'npy'}" for j, bytes_only in enumerate(raw)),
+            ])
+        return Reproducer({REMOTE_MODULE: lambda path: shutil.copyfile(entry.compiled.vmfb, path)}, runs)
 
     def _reproduce_run(self, case_run: CaseRun) -> None:
         """Compile the case alone and run it on every input set, checking the reference's outputs.

@@ -76,8 +76,9 @@ def root_causes(report: Report) -> Part:
         bar = f'<span class="cbar" style="width:{max(2, round(60 * g["count"] / biggest))}px"></span>'
         kind = f'<div class="muted">{esc(g["kind"])}</div>' if g.get("kind") else ""
         backends = "<br>".join(f"{report.backend_name(name)} {count:,}" for name, count in (g.get("backends") or {}).items())
+        ident = f'<div class="muted"><code title="conformance issue {esc(g["id"])} --results .">{esc(g["id"])}</code></div>' if g.get("id") else ""
         rows.append(("", [
-            str(n), Cell(f"{bar}{g['count']:,}", sort=g["count"]), report.code_chip(g["code"]) + kind,
+            Cell(f"{n}{ident}", sort=n), Cell(f"{bar}{g['count']:,}", sort=g["count"]), report.code_chip(g["code"]) + kind,
             esc(g.get("op") or "–"), esc(g.get("tool") or "–"), backends,
             f'<a href="{esc(cell_anchor(ex.get("case", ""), ex.get("backend", "")))}">{esc(ex.get("case"))}</a>'
             f'<div class="muted">{esc(ex.get("backend") or "")}, stage {esc(ex.get("stage") or "?")}</div>',
@@ -87,5 +88,6 @@ def root_causes(report: Report) -> Part:
     return Part(
         table("root-cause-table", columns, rows, stack=True) + more(ROOT_CAUSES_SHOWN, len(groups), "smaller groups (all of them are in summary.json)"),
         f"{len(groups):,} groups of {total:,} failures by (stage, code, op, the tool that failed), across the backends sharing "
-        "the tool, largest first: one fix usually clears a whole group",
+        "the tool, largest first: one fix usually clears a whole group. An issue file for the tool's tracker: "
+        "conformance issue ID --results . in the report's directory (a run with --artifacts; docs/filing-issues.md)",
     )
