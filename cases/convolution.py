@@ -45,7 +45,7 @@ CASES = [
     op("conv2d.pointwise", F.conv2d, U(2, 16, 6, 6), U(8, 16, 1, 1), U(8), **A),
     op("conv2d.rect_kernel", F.conv2d, U(1, 3, 10, 12), U(4, 3, 1, 5), U(4), **A),
     op("conv2d.kernel_eq_input", F.conv2d, U(2, 3, 5, 5), U(4, 3, 5, 5), U(4), **A),
-    op("conv2d.many_channels", lambda x, w, b: F.conv2d(x, w, b, padding=1), U(1, 64, 8, 8), U(32, 64, 3, 3), U(32), rtol=1e-4, atol=1e-3),
+    op("conv2d.many_channels", lambda x, w, b: F.conv2d(x, w, b, padding=1), U(1, 64, 8, 8), U(32, 64, 3, 3), U(32), rtol=1e-4, atol=1e-3, tags={"gated"}),
     op("conv2d.unbatched", F.conv2d, U(3, 8, 8), U(4, 3, 3, 3), U(4), **A),
     op("conv2d.dynamic", lambda x, w, b: F.conv2d(x, w, b, padding=1), U(n, 3, 8, 8), U(4, 3, 3, 3), U(4), **A),
     op("conv2d.dyn_hw", lambda x, w, b: F.conv2d(x, w, b, padding=1), U(1, 3, h, w), U(4, 3, 3, 3), U(4), **A),

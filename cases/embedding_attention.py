@@ -60,7 +60,7 @@ CASES = [
     op("scaled_dot_product_attention.bool_mask", sdpa_mask(), U(2, 4, 8, 16), U(2, 4, 8, 16), U(2, 4, 8, 16), T(2, 1, 8, 8, dtype=torch.bool, gen=keep_diagonal(0.5)), **A),
     op("scaled_dot_product_attention.float_mask", sdpa_mask(), U(2, 4, 8, 16), U(2, 4, 8, 16), U(2, 4, 8, 16), T(1, 1, 8, 8, low=-4.0, high=0.0), **A),
     op("scaled_dot_product_attention.float_mask.f16", sdpa_mask(), U(2, 4, 8, 16, dtype=f16), U(2, 4, 8, 16, dtype=f16), U(2, 4, 8, 16, dtype=f16), T(1, 1, 8, 8, dtype=f16, low=-4.0, high=0.0), **acc(f16)),
-    op("scaled_dot_product_attention.scale", sdpa(scale=0.5), U(2, 4, 8, 16), U(2, 4, 8, 16), U(2, 4, 8, 16), **A),
+    op("scaled_dot_product_attention.scale", sdpa(scale=0.5), U(2, 4, 8, 16), U(2, 4, 8, 16), U(2, 4, 8, 16), tags={"gated"}, **A),
     op("scaled_dot_product_attention.cross", sdpa(), U(2, 4, 6, 16), U(2, 4, 10, 16), U(2, 4, 10, 32), **A),
     op("scaled_dot_product_attention.cross_causal", sdpa(is_causal=True), U(2, 4, 6, 16), U(2, 4, 10, 16), U(2, 4, 10, 16), **A),
     op("scaled_dot_product_attention.3d", sdpa(), U(4, 8, 16), U(4, 8, 16), U(4, 8, 16), **A),

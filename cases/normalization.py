@@ -40,7 +40,7 @@ CASES = [
     *dtypes("layer_norm", lambda x, w, b: F.layer_norm(x, (32,), w, b), T(4, 8, 32), T(32, **W), T(32), dtypes=FLOATS, tol=ACC),
     op("layer_norm.no_affine", lambda x: F.layer_norm(x, (32,)), T(4, 32), **A),
     op("layer_norm.weight_only", lambda x, w: F.layer_norm(x, (32,), w), T(4, 32), T(32, **W), **A),
-    op("layer_norm.last_two", lambda x, w, b: F.layer_norm(x, (8, 16), w, b), T(2, 8, 16), T(8, 16, **W), T(8, 16), **A),
+    op("layer_norm.last_two", lambda x, w, b: F.layer_norm(x, (8, 16), w, b), T(2, 8, 16), T(8, 16, **W), T(8, 16), tags={"gated"}, **A),
     op("layer_norm.eps", lambda x: F.layer_norm(x, (16,), eps=1e-1), T(4, 16, low=-0.5, high=0.5), **A),
     op("layer_norm.offset", lambda x: F.layer_norm(x + 100.0, (64,)), T(4, 64), rtol=1e-3, atol=1e-3),
     op("layer_norm.dynamic", lambda x, w, b: F.layer_norm(x, (32,), w, b), T(n, 32), T(32, **W), T(32), **A),

@@ -18,7 +18,7 @@ CASES = [
     op("softmax.dim_middle", lambda x: F.softmax(x, 1), T(2, 5, 3, 4), **A),
     op("softmax.dim_neg3", lambda x: F.softmax(x, -3), T(2, 5, 3, 4), **A),
     op("softmax.1d", lambda x: F.softmax(x, 0), T(32), **A),
-    op("softmax.long_row", lambda x: F.softmax(x, -1), T(2, 4096), **A),
+    op("softmax.long_row", lambda x: F.softmax(x, -1), T(2, 4096), tags={"gated"}, **A),
     op("softmax.large_values", lambda x: F.softmax(x, -1), T(4, 16, low=-1000.0, high=1000.0), **A),
     op("softmax.neg_inf_mask", lambda x, m: F.softmax(x.masked_fill(~m, float("-inf")), -1), T(2, 8, 8), T(2, 8, 8, gen=keep_diagonal(0.5)), **A),
     op("softmax.f16_dtype_f32", lambda x: F.softmax(x, -1, dtype=f32), T(4, 16, dtype=f16), **A),

@@ -21,6 +21,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CASES_DIR = PROJECT_ROOT / "cases"
 DEFAULT_BACKENDS_DIR = PROJECT_ROOT / "backends"
 DEFAULT_XFAIL_DIR = PROJECT_ROOT / "xfail_sets"
+DEFAULT_GATES_DIR = PROJECT_ROOT / "gate_sets"
 
 PACKAGE_ROOT = "conformance_content"
 

@@ -29,6 +29,7 @@ from conformance import content
 from conformance import report_dir as files  # by module: RESULTS here is the --results option
 from conformance import settings as defaults
 from conformance.export_modes import DEFAULT_EXPORT_MODE, EXPORT_MODES
+from conformance.gates import timing
 from conformance.settings import Settings
 
 # -- checks: each parses one value or says, naming the value, why it cannot be used --
@@ -351,6 +352,25 @@ REPORT_DIR = Option(
     path=True,
 )
 
+GATES = Option(
+    ("--gates",),
+    "judge the gated cases (models, ops tagged gated, any case a gates file names) against their backend's golden "
+    "figures (gate_sets/<backend>.toml): dispatches, module size, compile time, and the run time, timed "
+    f"{timing.REPEATS} more times for its median. A pair beyond tolerance stays PASS and is reported as a gate "
+    "regression (extras['gates'], a report section); under pytest it fails",
+    action="store_true",
+    default=False,
+    setting="time_runs",
+    to_setting=lambda on: timing.REPEATS if on else 0,
+)
+GATES_DIR = Option(
+    ("--gates-dir",),
+    "where the per-backend gates files live (default gate_sets/)",
+    type=existing_dir,
+    metavar="DIR",
+    path=True,
+)
+
 LOCALIZE = Option(
     ("--localize",),
     "for each failing case with several ops to blame (every model; an op case whose graph computes more than one op), "
@@ -387,7 +407,7 @@ RESULTS = Option(
 PYTEST = (
     BACKEND, CASES, CASE, NO_DEFAULT_CASES, SUITE, SEED, CASE_TIMEOUT, MEMORY_LIMIT, BATCH_SIZE,
     RERUNS, CHECK_DETERMINISM, COMPILE_ONLY, ARTIFACTS, CACHE_DIR, NO_CACHE, XFAIL_DIR, NO_XFAIL, UPDATE_XFAILS, EXPORT_MODE,
-    REPORT_DIR, LOCALIZE,
+    REPORT_DIR, LOCALIZE, GATES, GATES_DIR,
 )  # fmt: skip
 CASE_SELECTION = (CASES, NO_DEFAULT_CASES, SUITE, KEYWORD, TAG, SKIP_TAG)
 EXECUTION = (
@@ -395,7 +415,7 @@ EXECUTION = (
     XFAIL_DIR, NO_XFAIL, EXPORT_MODE,
 )  # fmt: skip
 
-_FILLING_SETTINGS = [o for o in (CASES, NO_DEFAULT_CASES, SUITE, *EXECUTION) if o.setting]
+_FILLING_SETTINGS = [o for o in (CASES, NO_DEFAULT_CASES, SUITE, *EXECUTION, GATES) if o.setting]
 
 
 # -- from parsed values to what a run uses ------------------------------------
@@ -422,6 +442,16 @@ def xfail_sets_dir(namespace) -> str:
 def xfail_dir(namespace) -> str | None:
     """The xfail directory a run judges against, or None with --no-xfail."""
     return None if NO_XFAIL.value(namespace) else xfail_sets_dir(namespace)
+
+
+def gates_sets_dir(namespace) -> str:
+    """Where the gates files live (--gates-dir, or the project's)."""
+    return GATES_DIR.value(namespace) or str(content.DEFAULT_GATES_DIR)
+
+
+def gates_dir(namespace) -> str | None:
+    """The gates directory a run judges against, or None without --gates."""
+    return gates_sets_dir(namespace) if GATES.value(namespace) else None
 
 
 def backend_options(backends) -> list[Option]:

@@ -41,6 +41,8 @@ class Settings:
     reruns: int = DEFAULT_RERUNS  # a failure is run again this often, each time in a fresh child: differing verdicts are FLAKY
     check_determinism: bool = False  # passing pairs run twice too, their outputs compared bit for bit
     compile_only: bool = False  # pairs a backend can run elsewhere (Backend.remote_run) stop COMPILED, not run here
+    time_runs: int = 0  # --gates: a gated pair's run stage is timed this many more times, the median kept (gates/timing.py)
+    timed_cases: list[str] = field(default_factory=list)  # gated beyond the default choice: the cases the gates files name
     keep_outputs: str | None = None  # every pair's outputs are saved here, pass or fail (conformance localize reads them)
     cache_dir: str | None = None  # compile cache; None disables it
     cache_limit_mb: int = 4096  # compiled artifacts kept, least recently used evicted first

@@ -727,3 +727,30 @@ class IssueFiling(Backend):
 
 
 ISSUE_FILING = IssueFiling()
+
+
+class Figured(Backend):
+    """Eager, with compile figures as IREE records them (extras["compile_stats"]) read from $FAKE_FIGURES.
+
+    $FAKE_FIGURES is JSON {case id: {dispatches, vmfb_bytes, seconds, module_cases, run_sleep}}; a case
+    it leaves out gets 3 dispatches, 1000 bytes, 0.5 s, compiled alone, and a run that takes no time
+    to speak of. `run_sleep` seconds make each call of its run stage that slow (what gates time).
+    """
+
+    name = "figured"
+    stages = ("compile", "run")
+    DEFAULT = {"dispatches": 3, "vmfb_bytes": 1000, "seconds": 0.5, "module_cases": 1}
+
+    def _figures(self, case_id: str) -> dict:
+        return {**self.DEFAULT, **json.loads(os.environ.get("FAKE_FIGURES", "{}")).get(case_id, {})}
+
+    def compile(self, _, case_run):
+        figures = self._figures(case_run.case.id)
+        case_run.extras["compile_stats"] = {k: figures[k] for k in ("dispatches", "vmfb_bytes", "seconds", "module_cases")}
+
+    def run(self, _, inputs, case_run):
+        time.sleep(self._figures(case_run.case.id).get("run_sleep", 0))
+        return case_run.module(*inputs)
+
+
+FIGURED = Figured()

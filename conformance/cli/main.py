@@ -18,7 +18,7 @@ from conformance import run_options
 from conformance.cli.common import Parser, fail
 from conformance.run import RunError
 
-COMMANDS = ["list_cases", "nightly", "localize", "reduce", "fuzz", "merge", "verdicts_from", "triage", "issue", "xfail", "custom_audit"]
+COMMANDS = ["list_cases", "nightly", "localize", "reduce", "fuzz", "merge", "verdicts_from", "triage", "issue", "xfail", "gates", "custom_audit"]
 
 
 def build_parser() -> argparse.ArgumentParser:

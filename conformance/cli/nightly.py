@@ -3,7 +3,8 @@
 Every (case, backend) result is appended to <output-dir>/<timestamp>/results.jsonl
 the moment it is known; an interrupted run keeps them and `--resume DIR`
 finishes it. The previous report in the output directory is the baseline;
-the exit status is 1 when a case that passed there fails now.
+the exit status is 1 when a case that passed there fails now, or (--gates) a
+pair is beyond its golden figures' tolerance.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ def add_arguments(parser) -> None:
 
     ro.BACKEND.add_to(parser, help="backends to run (comma-separated, repeatable; default: every shipped backend)")
     add_case_arguments(parser)
-    add_group(parser, "run", (options.OUTPUT_DIR, ro.BASELINE, options.RESUME, options.SHARD, options.DURATIONS, ro.LOCALIZE))
+    run_group = (options.OUTPUT_DIR, ro.BASELINE, options.RESUME, options.SHARD, options.DURATIONS, ro.LOCALIZE, ro.GATES, ro.GATES_DIR)
+    add_group(parser, "run", run_group)
     where = parser.add_argument_group("where jobs run")
     # -j's default depends on the executor: this machine's CPUs, or a Ray cluster's.
     ro.WORKERS.add_to(where, default=None, help="jobs at once: lanes (supervised processes) on this machine, or Ray actors "
@@ -196,7 +198,8 @@ def run(args) -> int:
               "resuming with the options given now", file=sys.stderr)
     resume.fill_defaults(args, options)
     args.backend = specs  # recorded as the specs run, the default included
-    run = Run(ro.settings_from(args, specs, backend_options), backends, ro.xfail_dir(args))
+    run = Run(ro.settings_from(args, specs, backend_options), backends, ro.xfail_dir(args), ro.gates_dir(args))
+    run.check_gates()  # a broken gates file stops the run here (a RunError, shown as a usage error)
     registry, cases = select_cases(args, run.settings, required=True)  # before any directory is made
     shard = args.shard
     durations = load_durations(args, run.names)
@@ -219,8 +222,7 @@ def run(args) -> int:
     writer.start(cases)  # before any work: a run killed outright must still be resumable
 
     pairs = matrix_pairs([c.id for c in cases], run.names, shard, done, durations)
-    heavy = {c.id for c in cases if c.kind == "model"}
-    jobs = plan(pairs, run.settings.batch_size, heavy)
+    jobs = plan(pairs, run.settings.batch_size, run.compiled_alone(cases))
     run.check_xfails()
     eta, measured_by = plan_time(run, pairs, cases, pick_baseline(args, directory), args.workers)
     print(f"conformance nightly: {len(pairs)} (case, backend) pairs to run ({len(done)} already done) "
@@ -233,6 +235,7 @@ def run(args) -> int:
     def sink(result) -> None:
         if run.xfail_dir is not None:  # with --no-xfail a result keeps no verdict: its status is the outcome
             run.judge(result)
+        run.gate(result)
         writer.add(result)
         progress.update(result)
 
@@ -263,4 +266,11 @@ def run(args) -> int:
     if changes["baseline"]:
         print(f"since {changes['baseline']}: {len(changes['newly_failing'])} newly failing, "
               f"{len(changes['newly_passing'])} newly passing, {len(changes['changed'])} failing differently")
-    return 1 if changes["newly_failing"] else 0
+    gated = summary.get("gates")
+    if gated:
+        print(f"gates: {gated['judged']} pairs judged, {len(gated['beyond'])} beyond tolerance (still passing), "
+              f"{len(gated['below'])} better than golden beyond tolerance"
+              + (f"; {len(changes['newly_beyond_gates'])} newly beyond since {changes['baseline']}" if changes["baseline"] else ""))
+    # A pair beyond its golden figures fails the night as a correctness regression does (the golden file is its
+    # baseline, as the xfail sets are for failures); the reports tell the two kinds apart.
+    return 1 if changes["newly_failing"] or (gated and gated["beyond"]) else 0

@@ -24,6 +24,8 @@ from conformance.execution.capture import OutputCapture
 from conformance.execution.emitter import Emitter
 from conformance.execution.item import Item
 from conformance.execution.reruns import DIFFERS, Attempt
+from conformance.gates import timing
+from conformance.gates.figures import RUN_STATS
 from conformance.settings import Settings
 from conformance.result import NUMERIC
 from conformance.taxonomy import Stage
@@ -49,6 +51,7 @@ class RunAndCompare:
             return
         it.done = True
         self._check_determinism(backend, it, outputs)
+        self._time_runs(backend, it)
         self.emitter.emit(results.passed(it.case_id, backend.name, it.timings), it.run.extras)
 
     def _run(self, backend: Backend, it: Item) -> list | None:
@@ -95,6 +98,18 @@ class RunAndCompare:
             it.run.extras[NUMERIC] = measured.to_dict()
         self.emitter.fail(backend, it, Stage.COMPARE, classification)
         return False
+
+    def _time_runs(self, backend: Backend, it: Item) -> None:
+        """--gates: a gated pair's run timed again and again, the median in extras["run_stats"] (gates/timing.py)."""
+        if not timing.timed(it.run.case, self.settings):
+            return
+        inputs = it.run.inputs[0]
+        try:
+            it.run.extras[RUN_STATS] = timing.time_calls(
+                lambda copied: backend.run(it.value, copied, it.run), lambda: clone_inputs(inputs), self.settings.time_runs
+            )
+        except Exception as e:  # it passed once: a later call failing is no verdict of ours, but the time is unknown
+            it.run.extras[RUN_STATS] = {"error": f"{type(e).__name__}: {e}"[:500]}
 
     def _check_determinism(self, backend: Backend, it: Item, outputs: list) -> None:
         """--check-determinism: the first run keeps a pass's outputs, a re-run says how its own differ."""

@@ -21,6 +21,7 @@ from conformance.localize.record import localization, summary
 from conformance.result import Result
 from conformance.taxonomy import Verdict
 from conformance.execution.reruns import ATTEMPTS, describe
+from conformance.gates import judge as gates
 from conformance.xfail.judge import describe_expected, fails_strict_run
 from conformance.xfail.sets import Entry
 
@@ -104,6 +105,14 @@ class ConformanceFailure(Exception):
         self.result, self.verdict, self.entry, self.case = result, verdict, entry, case
 
 
+class GateFailure(Exception):
+    """--gates: a pair that passed, with figures beyond its golden ones (gates/judge.py)."""
+
+    def __init__(self, result: Result, case: Case):
+        super().__init__(gates.message(result))
+        self.result, self.case = result, case
+
+
 class CaseItem(pytest.Item):
     def __init__(self, *, case: Case, backend: Backend, **kw):
         super().__init__(**kw)
@@ -117,8 +126,11 @@ class CaseItem(pytest.Item):
         runner = self.config.stash[RUNNER_KEY]
         result = runner.result_for(self)
         judged, entry = runner.run.judge(result)
+        runner.run.gate(result)  # --gates: extras["gates"]; the verdict stays what it is
         self.result = result
         self.user_properties.append((PROPERTY, _summary_json(result)))
+        if judged in (Verdict.PASS, Verdict.COMPILED) and gates.beyond(result):
+            raise GateFailure(result, self.case)
         if judged == Verdict.SKIP:
             pytest.skip(result.explanation)
         if judged == Verdict.COMPILED:
@@ -133,6 +145,8 @@ class CaseItem(pytest.Item):
             pytest.xfail(f"FLAKY, showing the xfail set's {describe_expected(entry)} in some runs: {result.explanation}")
 
     def repr_failure(self, excinfo, style=None):
+        if excinfo.errisinstance(GateFailure):
+            return gate_failure_text(excinfo.value)
         if not excinfo.errisinstance(ConformanceFailure):
             return super().repr_failure(excinfo)
         runner = self.config.stash[RUNNER_KEY]
@@ -178,6 +192,22 @@ def failure_text(f: ConformanceFailure, reproduce: str) -> str:
     if r.details:
         lines += ["", "captured diagnostics:", r.details.rstrip()]
     lines += ["", f"reproduce: {reproduce}"]
+    return "\n".join(lines)
+
+
+def gate_failure_text(f: GateFailure) -> str:
+    """What pytest shows of a pair beyond its gates: the first line names each figure beyond, golden,
+    measured and tolerance; then every figure judged, and what to do about it."""
+    r, found = f.result, gates.outcome(f.result)
+    lines = [gates.message(r), f"  the pair passed ({r.verdict or r.status}); its figures against {found['file']}:"]
+    lines += [f"    {f_['state']:>6}: {gates.describe(f_)}" for f_ in found["figures"]]
+    if found["unmeasured"]:
+        lines.append(f"    not measured in this run: {', '.join(found['unmeasured'])}")
+    lines += [
+        f"  case defined at {f.case.defined_at}",
+        "  a real change (a new lowering, a new IREE): rewrite the golden figures with "
+        f"conformance gates update --backend {r.backend} -k {r.case}; noise: widen the figure's tolerance in the file",
+    ]
     return "\n".join(lines)
 
 

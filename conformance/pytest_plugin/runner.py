@@ -31,7 +31,7 @@ class ItemRunner:
     def plan(self, items) -> None:
         """Cut the session's items (in run order) into jobs, as xdist's scheduler groups them."""
         pairs = [(item.case.id, item.backend.name) for item in items]
-        heavy = {c.id for c in self.cases.values() if c.kind == "model"}
+        heavy = self.run.compiled_alone(self.cases.values())
         batch_size = self.run.settings.batch_size
         groups: dict[int, list[Pair]] = {}
         for pair, group in zip(pairs, group_indices([p[0] for p in pairs], batch_size)):

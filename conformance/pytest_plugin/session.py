@@ -19,6 +19,7 @@ from tabulate import tabulate
 
 from conformance import run_options
 from conformance.cases import registry as reg
+from conformance.gates import judge as gates
 from conformance.pytest_plugin.items import FULL_RESULT, RUNNER_KEY, CaseItem, Registry, result_from_report
 from conformance.pytest_plugin.runner import ItemRunner
 from conformance.report.tables import backend_table
@@ -140,6 +141,11 @@ class ConformanceSession:
                 known = expected_flaky(r, self.runner.run.xfail_entry(r.backend, r.case))
                 how = "xfail entry expects a failure seen" if known else "fails the run"
                 terminalreporter.write_line(f"  {r.case}[{r.backend}] ({how}): {r.explanation[:300]}")
+        beyond = [r for r in self.results if gates.beyond(r)]
+        if beyond:
+            terminalreporter.write_line(f"\nbeyond their gates ({len(beyond)}): passed, but slower or bigger than golden beyond tolerance")
+            for r in sorted(beyond, key=lambda r: r.key):
+                terminalreporter.write_line(f"  {r.case}[{r.backend}]: {'; '.join(gates.describe(f) for f in gates.beyond(r))}")
         if self.report_dir:
             terminalreporter.write_line(f"report: {Path(self.report_dir) / REPORT_HTML} (and {RESULTS}, report.md, summary.json)")
         for line in self.update_lines:

@@ -109,6 +109,8 @@ def render(summary: dict) -> str:
         if ch["newly_passing"]:
             rows = [[i["case"], i["backend"], i.get("status", "pass"), i["was"]["code"]] for i in ch["newly_passing"][:CHANGES_SHOWN]]
             out += ["### Newly passing", "", tabulate(rows, headers=["case", "backend", "now", "was"], tablefmt="github"), ""]
+        if ch.get("newly_beyond_gates"):
+            out += ["### Newly beyond gate tolerance (still passing)", "", _gate_table(ch["newly_beyond_gates"]), ""]
 
     cover = summary.get("op_coverage") or {}
     partial = {op: per for op, per in cover.items() if any(c["pass"] < c["cases"] for c in per.values())}
@@ -121,6 +123,7 @@ def render(summary: dict) -> str:
         if len(failing) > OPS_SHOWN:
             out += [f"... and {len(failing) - OPS_SHOWN} more (all of them are in summary.json).", ""]
 
+    out += gates(summary.get("gates"))
     out += compile_figures(backends)
     out += ["## Time per stage (seconds, summed over cases)", ""]
     stages = sorted({s for b in backends.values() for s in b["stage_seconds"]})
@@ -129,6 +132,33 @@ def render(summary: dict) -> str:
     for extra in summary.get("sections", []):
         out += [f"## {extra['title']}", "", extra["markdown"], ""]
     return "\n".join(out)
+
+
+def _gate_table(pairs: list[dict]) -> str:
+    """One row per figure: the pair, the figure, its golden value, what was measured, the bound it crossed."""
+    rows = [
+        [p["case"], p["backend"], f["figure"], f"{f['golden']:g}", f"{f['measured']:g}", f"{f['allowed']:g}",
+         f"{(f['measured'] - f['golden']) / f['golden']:+.0%}" if f["golden"] else "-"]
+        for p in pairs[:CHANGES_SHOWN] for f in p["figures"]
+    ]
+    return tabulate(rows, headers=["case", "backend", "figure", "golden", "measured", "allowed ±", "change"], tablefmt="github")
+
+
+def gates(gated: dict | None) -> list[str]:
+    """--gates: the pairs beyond their golden figures (regressions of their own kind) and those below (stale goldens)."""
+    if not gated:
+        return []
+    out = [
+        "## Gates (golden figures)", "",
+        f"{gated['judged']} gated pairs judged on {gated['figures']} figures against gate_sets/: "
+        f"{len(gated['beyond'])} beyond tolerance (their verdicts stay PASS: a regression of speed or size, not of "
+        f"correctness), {len(gated['below'])} better than golden beyond tolerance (update the golden: conformance gates update); "
+        f"{gated['unmeasured']} figures not measured in this run.", "",
+    ]
+    for title, pairs in (("Beyond tolerance", gated["beyond"]), ("Below tolerance (golden stale)", gated["below"])):
+        if pairs:
+            out += [f"### {title} ({len(pairs)})", "", _gate_table(pairs), ""]
+    return out
 
 
 def _kb(n: float | None) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from conformance.execution.reruns import ATTEMPTS
+from conformance.gates import judge as gates
 from conformance.localize.record import localization, summary
 from conformance.report.diff import Changes
 from conformance.report.triage import root_causes
@@ -199,6 +200,30 @@ def localized_failures(results: list[Result]) -> list[dict]:
     return found
 
 
+def gate_summary(results: list[Result]) -> dict | None:
+    """The gate outcomes of a run made with --gates (gates/judge.py): how many pairs were judged, which are
+    beyond tolerance (regressions of their own kind: their verdicts stay PASS) and which are below it (their
+    golden figures are stale). None when no pair was judged."""
+    judged = [(r, found) for r in results if (found := gates.outcome(r))]
+    if not judged:
+        return None
+
+    def pairs(state: str) -> list[dict]:
+        return [
+            {"case": r.case, "backend": r.backend, "file": found["file"], "figures": [f for f in found["figures"] if f["state"] == state]}
+            for r, found in judged
+            if any(f["state"] == state for f in found["figures"])
+        ]
+
+    return {
+        "judged": len(judged),
+        "figures": sum(len(found["figures"]) for _, found in judged),
+        "beyond": pairs(gates.BEYOND),
+        "below": pairs(gates.BELOW),
+        "unmeasured": sum(len(found["unmeasured"]) for _, found in judged),
+    }
+
+
 def build_summary(
     results: Iterable[Result], run: dict, cases: dict[str, dict], changes: Changes, history: list[dict]
 ) -> dict:
@@ -207,6 +232,7 @@ def build_summary(
     for r in results:
         by_backend[r.backend].append(r)
     groups = root_causes(results, cases)
+    gated = gate_summary(results)
     return {
         "schema_version": SCHEMA_VERSION,
         "run": run,
@@ -227,4 +253,5 @@ def build_summary(
         "localized": localized_failures(results),
         "changes": changes.to_dict(),
         "history": history,
+        **({"gates": gated} if gated else {}),
     }

@@ -21,6 +21,9 @@ from conformance import run_options as ro
 from conformance.result import Result
 from conformance.run import RunError
 from conformance.settings import Settings
+from conformance.gates import judge as gate_judge
+from conformance.gates.selection import chosen_by_default
+from conformance.gates.sets import GatesError, GateSet
 from conformance.taxonomy import Verdict
 from conformance.xfail.judge import verdict
 from conformance.xfail.sets import Entry, XfailError, XfailSet
@@ -57,14 +60,18 @@ class Run:
     settings: Settings
     backends: list  # resolved from settings.backends, in that order
     xfail_dir: str | None  # None: --no-xfail, every failure is a FAIL
+    gates_dir: str | None = None  # --gates: where the gates files are; None: no gates
     _sets: dict[str, XfailSet] = field(default_factory=dict, repr=False)
+    _gates: dict[str, GateSet] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_options(cls, namespace, specs: list[str]) -> Run:
-        """The run a command line asks for: its backends resolved, their options read, its xfail sets checked."""
+        """The run a command line asks for: its backends resolved, their options read, its xfail and gates files checked."""
         backends = resolve_backends(specs)
-        run = cls(ro.settings_from(namespace, specs, ro.backend_options(backends)), backends, ro.xfail_dir(namespace))
+        settings = ro.settings_from(namespace, specs, ro.backend_options(backends))
+        run = cls(settings, backends, ro.xfail_dir(namespace), ro.gates_dir(namespace))
         run.check_xfails()
+        run.check_gates()
         return run
 
     @property
@@ -95,6 +102,40 @@ class Run:
         entry = self.xfail_entry(result.backend, result.case)
         result.verdict = verdict(result, entry)
         return result.verdict, entry
+
+    # -- gates -----------------------------------------------------------------
+
+    def check_gates(self) -> None:
+        """--gates: load every backend's gates file now (a broken one stops the run, naming file, line and key),
+        and have the cases they name timed as gated cases are."""
+        if self.gates_dir is None:
+            return
+        named = set(self.settings.timed_cases)
+        for name in self.names:
+            named.update(self._gate_set(name).entries)
+        self.settings.timed_cases = sorted(named)
+
+    def _gate_set(self, backend: str) -> GateSet:
+        if backend not in self._gates:
+            try:
+                self._gates[backend] = GateSet.load(self.gates_dir, backend)
+            except GatesError as e:
+                raise RunError(str(e)) from None
+        return self._gates[backend]
+
+    def gate(self, result: Result) -> dict | None:
+        """--gates: the pair's figures against its golden ones, recorded in extras["gates"] (gates/judge.py);
+        None without --gates or for a pair not gated. It never changes the verdict."""
+        return None if self.gates_dir is None else gate_judge.attach(result, self._gate_set(result.backend))
+
+    def compiled_alone(self, cases) -> set[str]:
+        """The cases compiled in a module of their own: models (batching saves them nothing), and under
+        --gates the gated cases too, whose module size and compile time are then their own."""
+        alone = {c.id for c in cases if c.kind == "model"}
+        if self.gates_dir is not None:
+            timed = set(self.settings.timed_cases)
+            alone |= {c.id for c in cases if chosen_by_default(c.kind, c.all_tags) or c.id in timed}
+        return alone
 
     # -- after a pair ----------------------------------------------------------
 

@@ -72,13 +72,7 @@ class XfailSet:
         """The set of `backend` in `directory`; an empty set when there is no file."""
         path = Path(directory) / f"{backend}.toml"
         xfails = cls(backend, path)
-        if not path.exists():
-            return xfails
-        text = path.read_text()
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise XfailError(f"{path}: invalid TOML: {e}") from None
+        text, data = read_toml(path, XfailError)
         for case_id, table in data.items():
             xfails.entries[case_id] = _entry(path, text, case_id, table)
         return xfails
@@ -92,9 +86,26 @@ class XfailSet:
         return self.entries.get(case_id)
 
 
-def _line_of(text: str, case_id: str) -> int:
-    """The line where the table of `case_id` starts (1-based), or 0 if not found."""
-    pattern = re.compile(r'^\s*\[\s*(?:"' + re.escape(case_id) + r'"|' + re.escape(case_id) + r")\s*\]")
+def read_toml(path: Path, error: type[Exception]) -> tuple[str, dict]:
+    """A per-backend file's text and tables (both empty when there is no file); `error`, naming the file and
+    the line, when it is no TOML. The gate sets (gates/sets.py) are read the same way."""
+    if not path.exists():
+        return "", {}
+    text = path.read_text()
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise error(f"{path}: invalid TOML: {e}") from None
+
+
+def line_of(text: str, case_id: str, within: str = "") -> int:
+    """The line where the table of `case_id` starts (1-based), or 0 if not found.
+
+    `within`: the table that holds the case tables (gate sets keep theirs
+    under `[cases."<id>"]`); TOML allows spaces around the dot.
+    """
+    parent = rf"{re.escape(within)}\s*\.\s*" if within else ""
+    pattern = re.compile(r'^\s*\[\s*' + parent + r'(?:"' + re.escape(case_id) + r'"|' + re.escape(case_id) + r")\s*\]")
     for number, line in enumerate(text.splitlines(), 1):
         if pattern.match(line):
             return number
@@ -102,7 +113,7 @@ def _line_of(text: str, case_id: str) -> int:
 
 
 def _entry(path: Path, text: str, case_id: str, table: object) -> Entry:
-    where = f"{path}:{_line_of(text, case_id)}"
+    where = f"{path}:{line_of(text, case_id)}"
     if not isinstance(table, dict):
         raise XfailError(f"{where}: {case_id!r} must be a table ([\"{case_id}\"]) with code and explanation")
     unknown = set(table) - set(FIELDS)

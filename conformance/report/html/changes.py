@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from conformance.report.html.context import Report
 from conformance.report.html.format import clip, esc
+from conformance.report.html.gates import gate_table
 from conformance.report.html.markup import Cell, Column, Part, case_link, cell_anchor, more, table
 
 CHANGES_SHOWN = 300
@@ -43,6 +44,7 @@ def changes(report: Report) -> Part:
     if not ch.get("baseline"):
         return Part("<p>No baseline: this is the first report in its directory (or the run was made with --baseline none).</p>")
     nf, np_, changed = ch.get("newly_failing") or [], ch.get("newly_passing") or [], ch.get("changed") or []
+    gated = ch.get("newly_beyond_gates") or []
     return Part(
         f'<p>Baseline <b>{esc(ch["baseline"])}</b>: <span class="bad">{len(nf):,} newly failing</span> (regressions), '
         f'<span class="good">{len(np_):,} newly passing</span>, {len(changed):,} failing differently; '
@@ -50,6 +52,7 @@ def changes(report: Report) -> Part:
         + _failing(report, "Newly failing", nf, "newly-failing")
         + _failing(report, "Failing differently", changed, "changed")
         + _passing(report, np_)
+        + (f"<h3>Newly beyond gate tolerance, still passing ({len(gated):,})</h3>" + gate_table(report, "newly-beyond-gates", gated) if gated else "")
     )
 
 

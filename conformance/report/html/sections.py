@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from conformance.report.html import changes, compile_figures, coverage, matrix, overview, run, stability, timing
+from conformance.report.html import changes, compile_figures, coverage, gates, matrix, overview, run, stability, timing
 from conformance.report.html.context import Report
 from conformance.report.html.markup import Part
 
@@ -33,6 +33,8 @@ SECTIONS = [
 ]
 # Shown when a backend recorded compile figures (the IREE ones do).
 COMPILE = Section("compile", "Compile figures", compile_figures.compile_figures)
+# Shown when the run was made with --gates.
+GATES = Section("gates", "Gates", gates.gates)
 LAST = [Section("run", "Run and machine", run.run)]
 
 
@@ -42,5 +44,5 @@ def sections_of(report: Report) -> list[Section]:
         Section(f"extra-{i}", str(extra.get("title") or f"section {i + 1}"), run.extra(i))
         for i, extra in enumerate(report.summary.get("sections") or [])
     ]
-    figures = [COMPILE] if compile_figures.has_figures(report) else []
+    figures = [GATES] * gates.has_gates(report) + [COMPILE] * compile_figures.has_figures(report)
     return [*SECTIONS, *figures, *extras, *LAST]
