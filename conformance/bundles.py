@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance.paths import safe_name
+from conformance.paths import pair_dir
 from conformance.remote import bundle as remote_bundle
 from conformance.rerun import rerun_command
 from conformance.settings import Settings
@@ -37,11 +37,11 @@ STAGING = ".staging"
 
 
 def staging_dir(artifacts: str | Path, case: str, backend: str) -> Path:
-    return Path(artifacts) / STAGING / safe_name(case) / safe_name(backend)
+    return pair_dir(Path(artifacts) / STAGING, case, backend)
 
 
 def bundle_dir(artifacts: str | Path, case: str, backend: str) -> Path:
-    return Path(artifacts) / safe_name(case) / safe_name(backend)
+    return pair_dir(artifacts, case, backend)
 
 
 def stage_case_data(staging: Path, case_run) -> None:

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import re
+from pathlib import Path
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def pair_dir(root, case: str, backend: str) -> Path:
+    """A (case, backend) pair's own folder under `root`: ROOT/CASE/BACKEND, both made safe. Bundles,
+    localize and reduce workspaces and the job's scratch all lay pairs out so; a reader finds them by it."""
+    return Path(root) / safe_name(case) / safe_name(backend)
 
 
 def safe_name(text: str, limit: int = 80) -> str:

@@ -13,6 +13,7 @@ conformance/cases/sources/), and the entry point group `conformance.cases`
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import importlib
 import types
 from dataclasses import dataclass
@@ -189,7 +190,9 @@ class Registry:
         try:
             return self.cases[case_id]
         except KeyError:
-            raise RegistryError(f"no case with id {case_id!r}") from None
+            close = difflib.get_close_matches(case_id, list(self.cases), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else " (conformance list shows the cases)"
+            raise RegistryError(f"no case with id {case_id!r}{hint}") from None
 
     def select(self, keyword: str | None = None, tags: Iterable[str] = (), skip_tags: Iterable[str] = ()) -> list[Case]:
         """Cases matching a pytest-style `-k` expression and tag filters.

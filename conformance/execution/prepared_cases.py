@@ -28,7 +28,7 @@ from conformance.classify import Classification, classify_error
 from conformance.execution.capture import OutputCapture
 from conformance.execution.emitter import Emitter
 from conformance.execution.item import Item
-from conformance.paths import safe_name
+from conformance.paths import pair_dir
 from conformance.result import TOOL
 from conformance.settings import Settings
 from conformance.taxonomy import Code, Stage
@@ -74,7 +74,7 @@ class PreparedCases:
             tool = {TOOL: backend.tool(str(prepared.stage))}
             self.emitter.emit_failure(case_id, backend.name, prepared.stage, prepared.failure, self._eager_timings(case_id), tool)
             return None
-        workdir = self.scratch / safe_name(case_id) / safe_name(backend.name)
+        workdir = pair_dir(self.scratch, case_id, backend.name)
         workdir.mkdir(parents=True, exist_ok=True)
         staging = self.emitter.staging(case_id, backend.name)
         run = dataclasses.replace(prepared, workdir=workdir, notes={}, extras={}, staging=staging)

@@ -24,7 +24,6 @@ keeps the program, the cuts, the emitted cases, their outputs and bundles.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import shutil
 import time
@@ -39,7 +38,7 @@ from conformance.localize.blame import SUSPECTS, Checked, InContext, blame, need
 from conformance.localize.named import named_op
 from conformance.localize.record import EXTRAS_KEY, Localized
 from conformance.localize.search import Search, at, at_named, first_failing_cut, same_failure
-from conformance.paths import safe_name
+from conformance.paths import pair_dir
 from conformance.result import Result
 from conformance.taxonomy import Code, Stage
 
@@ -267,8 +266,7 @@ def _write(workspace: Path, record: Localized) -> dict[str, Any]:
     return written
 
 
-def workspace_for(root: Path, case_id: str, backend: str) -> Path:
-    return Path(root) / safe_name(case_id) / safe_name(backend)
+workspace_for = pair_dir  # a pair's workspace: ROOT/CASE/BACKEND
 
 
 def attach(result: Result, spec: str, settings: Settings, root: Path, log: Callable[[str], None] = lambda line: None) -> dict:
@@ -309,10 +307,8 @@ def _run(settings: Settings, pairs: list[tuple[str, str]]) -> list[Result]:
 def _cuttable_case(registry: Registry, case_id: str):
     try:
         case = registry[case_id]
-    except RegistryError:
-        close = difflib.get_close_matches(case_id, [c.id for c in registry], n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else " (conformance list shows the cases)"
-        raise LocalizeError(f"no case with id {case_id!r}{hint}") from None
+    except RegistryError as e:
+        raise LocalizeError(str(e)) from None
     if case.format != "torch":
         raise LocalizeError(f"{case_id} is an {case.format} {case.kind} case: localize cuts PyTorch's exported graphs only")
     return case

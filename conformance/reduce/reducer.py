@@ -15,7 +15,6 @@ fuzz case or a localized model op (--cases DIR, or the file's path as CASE).
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import time
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Any, Callable
 
 from conformance.cases.registry import Registry, RegistryError, directory_sources, sources_of
 from conformance.execution.engine import Engine
-from conformance.paths import safe_name
+from conformance.paths import pair_dir, safe_name
 from conformance.programs import program as programs
 from conformance.programs.runner import Runner, confirm
 from conformance.programs.verdict import fails_same_way, invalid, signature
@@ -107,17 +106,14 @@ def reduce_case(case_id: str, spec: str, settings: Settings, workspace: Path, *,
     return record
 
 
-def workspace_for(root: Path, case_id: str, backend: str) -> Path:
-    return Path(root) / safe_name(case_id) / safe_name(backend)
+workspace_for = pair_dir  # a pair's workspace: ROOT/CASE/BACKEND
 
 
 def _case(registry: Registry, case_id: str):
     try:
         case = registry[case_id]
-    except RegistryError:
-        close = difflib.get_close_matches(case_id, [c.id for c in registry], n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else " (conformance list shows the cases)"
-        raise ReduceError(f"no case with id {case_id!r}{hint}") from None
+    except RegistryError as e:
+        raise ReduceError(str(e)) from None
     if case.format != "torch":
         raise ReduceError(f"{case_id} is an {case.format} model: reduce works on PyTorch programs only")
     return case

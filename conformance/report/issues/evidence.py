@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from conformance.bundles import bundle_dir
-from conformance.paths import safe_name
+from conformance.paths import pair_dir
 from conformance.report.triage import Group
 from conformance.report_dir import REDUCED
 from conformance.result import Result
@@ -112,7 +112,7 @@ def find_bundle(result: Result, results_dir: Path) -> Path | None:
 
 def find_reduction(result: Result, results_dir: Path) -> tuple[dict, Path] | None:
     """(reduced.json, its bundle) when `conformance reduce` left a confirmed reduction of the pair under DIR/reduced."""
-    workspace = results_dir / REDUCED / safe_name(result.case) / safe_name(result.backend)
+    workspace = pair_dir(results_dir / REDUCED, result.case, result.backend)
     record_path = workspace / REDUCED_RECORD
     if not record_path.is_file():
         return None
