@@ -227,7 +227,7 @@ CASE = Option(
 )
 NO_DEFAULT_CASES = Option(
     ("--no-default-cases",),
-    "leave out the project's own cases/ directory (run only --cases and entry points)",
+    "leave out the project's own cases (run only --cases, entry points and the suites --suite names)",
     action="store_true",
     default=False,
     setting="default_cases",

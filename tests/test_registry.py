@@ -135,3 +135,17 @@ def test_seed_changes_inputs_and_is_reproducible():
 def test_module_weights_are_seeded():
     case = Case(id="lin", build=lambda: torch.nn.Linear(4, 4), inputs=(T(4),), kind="model")
     assert torch.equal(make_module(case).weight, make_module(case).weight)
+
+
+def test_no_default_cases_keeps_the_project_suites_a_run_names(tmp_path, monkeypatch):
+    # `--suite opinfo --no-default-cases` runs OpInfo alone: its module lives in the project's cases/.
+    (tmp_path / "small.py").write_text("import torch\nfrom conformance import T, op\nCASES = [op('relu.small', torch.relu, T(2))]\n")
+    (tmp_path / "extra.py").write_text(
+        "import torch\nfrom conformance import T, op\nSUITE = 'extra'\nCASES = [op('relu.extra', torch.relu, T(2))]\n"
+    )
+    monkeypatch.setattr(reg.content, "DEFAULT_CASES_DIR", tmp_path)
+    with_default = reg.discover(default_dir=True, plugins=False)
+    without = reg.discover(default_dir=False, plugins=False)
+    assert [c.id for c in reg.Registry.load(with_default, ["default", "extra"])] == ["relu.extra", "relu.small"]
+    assert [c.id for c in reg.Registry.load(without, ["default", "extra"])] == ["relu.extra"]
+    assert len(reg.Registry.load(without, ["default"])) == 0

@@ -53,16 +53,23 @@ class CaseSource:
     # run's suites; `opt_in` (a variant of it) only when the run asks for the suite.
     suite: str | None = None
     opt_in: bool = False
+    # The project's cases/ under --no-default-cases: its default suite is left out, but a suite the
+    # run asks for by name (--suite opinfo, whose module lives there) still loads.
+    named_suites_only: bool = False
     report: Callable[[], list[str]] | None = None  # what the source could not import, by reason (conformance list)
 
     def load(self, suites: Iterable[str]) -> list[Case]:
         """The source's cases in the wanted suites; raises RegistryError naming the source."""
         if self.suite is not None and self.opt_in and self.suite not in suites:
             return []
+        if self.named_suites_only and not set(suites) - {DEFAULT_SUITE}:
+            return []  # not even imported: only the default suite is wanted, and it is left out
         try:
             obj = self.load_module()
             suite = self.suite or (getattr(obj, "SUITE", DEFAULT_SUITE) if isinstance(obj, types.ModuleType) else DEFAULT_SUITE)
             if suite not in suites and self.suite is None:
+                return []
+            if self.named_suites_only and suite == DEFAULT_SUITE:
                 return []
             found = _cases_of(obj)
         except (CaseError, RegistryError) as e:
@@ -138,10 +145,14 @@ def sources_of(settings) -> list[CaseSource]:
 
 
 def discover(paths: Sequence[str] = (), default_dir: bool = True, plugins: bool = True) -> list[CaseSource]:
-    """All case sources: the project's cases/, the built-in suites, then `paths` (dirs, modules or KIND:LOCATION), then entry points."""
+    """All case sources: the project's cases/, the built-in suites, then `paths` (dirs, modules or KIND:LOCATION), then entry points.
+
+    Without `default_dir` the project's cases/ contributes only the suites a run names (--suite).
+    """
     sources: list[CaseSource] = []
-    if default_dir and content.DEFAULT_CASES_DIR.is_dir():
-        sources += directory_sources(content.DEFAULT_CASES_DIR)
+    if content.DEFAULT_CASES_DIR.is_dir():
+        project = directory_sources(content.DEFAULT_CASES_DIR)
+        sources += project if default_dir else [dataclasses.replace(s, named_suites_only=True) for s in project]
     sources += [module_source(name) for name in BUILTIN_SUITES]
     for p in paths:
         external = external_sources(p)
