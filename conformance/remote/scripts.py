@@ -4,7 +4,7 @@ remote.sh runs one pair: each input set's command under `timeout` (the
 run's case timeout: a hang ends, exit code 124), its outputs as .npy, its
 exit code and stderr beside them, stopping at the first set that fails as
 a run here stops; where the runtime lists no device of the module's driver
-it runs nothing (status 75), and the pair stays COMPILED. run-compiled.sh runs every pair of the directory. The
+it runs nothing (status 75), and the pair stays COMPILED. run-compiled.sh runs every pair of the directory ($JOBS at a time). The
 runtime is $IREE_RUN_MODULE, else DIR/bin/iree-run-module, else the one on PATH.
 """
 
@@ -65,7 +65,7 @@ def _device_check(case: str, backend: str, driver: str) -> list[str]:
 
 
 def directory_script() -> str:
-    """run-compiled.sh: every pair of the directory, one after another."""
+    """run-compiled.sh: every pair of the directory, $JOBS at a time (default one after another)."""
     return "\n".join([
         "#!/bin/sh",
         f"# Runs every compiled pair below this folder (each <case>/<backend>/{PAIR_SCRIPT}) with IREE's runtime alone:",
@@ -81,19 +81,29 @@ def directory_script() -> str:
         'DEVICES_LISTED=$("$IREE_RUN_MODULE" --list_devices 2>&1)  # once: each remote.sh runs only where its device is',
         f'printf "%s\\n" "$DEVICES_LISTED" >{RUNTIME_INFO}  # which devices ran them, for verdicts-from',
         "export IREE_RUN_MODULE DEVICES_LISTED",
+        'JOBS="${JOBS:-1}"  # pairs at a time: a GPU has room for several runtimes, each mostly waiting on its start',
+        f'case "$JOBS" in ""|*[!0-9]*|0) echo "{DIRECTORY_SCRIPT}: JOBS must be a whole number of pairs at a time, not \'$JOBS\'" >&2; exit 2 ;; esac',
+        "rm -rf .statuses && mkdir .statuses || exit 2",
         "pairs=0",
-        "failing=0",
-        "absent=0",
         f"for script in */*/{PAIR_SCRIPT}; do",
         '    [ -f "$script" ] || continue',
         "    pairs=$((pairs + 1))",
-        f'    ( cd "$(dirname "$script")" && . ./{PAIR_SCRIPT} )',
-        "    case $? in",
+        f'    ( ( cd "$(dirname "$script")" && . ./{PAIR_SCRIPT} ); echo $? >".statuses/$pairs" ) &',
+        '    [ $((pairs % JOBS)) -ne 0 ] || wait',
+        "done",
+        "wait",
+        "failing=0",
+        "absent=0",
+        "for status in .statuses/*; do",
+        '    [ -f "$status" ] || continue',
+        '    read -r code <"$status"',
+        '    case "$code" in',
         "        0) ;;",
         f"        {NO_DEVICE}) absent=$((absent + 1)) ;;",
         "        *) failing=$((failing + 1)) ;;",
         "    esac",
         "done",
+        "rm -rf .statuses",
         f'echo "{DIRECTORY_SCRIPT}: ran $((pairs - absent)) of $pairs pairs, $failing with a set that exited nonzero; '
         '$absent not run for lack of their device; judge them with: conformance verdicts-from $PWD"',
         f'[ "$absent" -lt "$pairs" ] || exit {NO_DEVICE}',
