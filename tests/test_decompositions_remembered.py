@@ -1,12 +1,15 @@
-"""run_decompositions with torch's preservable-op census remembered: the same programs, the census redone when ops are registered."""
+"""run_decompositions with torch's per-call set-up remembered (toolchain/decompose.py): the same programs, torch's state the same after."""
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
+from torch._subclasses import fake_impls
 from torch.export import exported_program
 from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
-from conformance.toolchain.torch_mlir import preservable_ops_remembered
+from conformance.toolchain import decompose as dec
 
 
 class GeluMatmul(torch.nn.Module):
@@ -14,25 +17,85 @@ class GeluMatmul(torch.nn.Module):
         return torch.nn.functional.gelu(x @ y).softmax(-1) + torch.nn.functional.linear(x, y)
 
 
-def test_decomposed_programs_are_the_same_with_the_census_remembered():
-    program = torch.export.export(GeluMatmul(), (torch.randn(4, 4), torch.randn(4, 4)), strict=False)
-    plain = program.run_decompositions(get_decomposition_table())
-    with preservable_ops_remembered():
-        remembered = program.run_decompositions(get_decomposition_table())
-    with preservable_ops_remembered():  # the second time from what the first one kept
-        again = program.run_decompositions(get_decomposition_table())
-    assert str(plain.graph) == str(remembered.graph) == str(again.graph)
+class Decoder(torch.nn.Module):  # CIA ops torch-mlir's table keeps (linear, layer_norm) and one it decomposes
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+        self.norm = torch.nn.LayerNorm(8)
+
+    def forward(self, x):
+        return self.norm(torch.nn.functional.silu(self.linear(x))).flatten()
+
+
+def exported(module, *shape):
+    return torch.export.export(module, tuple(torch.randn(*s) for s in shape), strict=False)
+
+
+def cia_state():
+    """Every CIA op's Python kernels and fake-tensor rule: what torch's patch touches."""
+    ops = exported_program._collect_all_valid_cia_ops()
+    return {op: (dict(op.py_kernels), fake_impls.op_implementations_dict.get(op)) for op in ops}
+
+
+@contextlib.contextmanager
+def counting_torchs_patch():
+    calls = []
+    original = exported_program._override_composite_implicit_decomp
+
+    def counted(table):
+        calls.append(len(table))
+        return original(table)
+
+    exported_program._override_composite_implicit_decomp = counted
+    try:
+        yield calls
+    finally:
+        exported_program._override_composite_implicit_decomp = original
+
+
+def test_decomposed_programs_are_torchs_own_and_torchs_patch_runs_only_until_remembered():
+    cases = [(GeluMatmul(), (4, 4), (4, 4)), (Decoder(), (2, 8))]
+    programs = [exported(m, *shapes) for m, *shapes in cases]
+    plain = [str(p.run_decompositions(get_decomposition_table()).graph) for p in programs]
+    with counting_torchs_patch() as calls:
+        for _ in range(3):
+            remembered = [str(dec.decompose(p, get_decomposition_table()).graph) for p in programs]
+            assert remembered == plain
+    # Six decompositions, two patches each in torch 2.13: torch's own code ran for the first ones only.
+    assert 0 < len(calls) < 6
+    assert exported_program._override_composite_implicit_decomp.__name__ == "_override_composite_implicit_decomp"
     assert exported_program._collect_all_valid_cia_ops.__name__ == "_collect_all_valid_cia_ops"  # torch's own again
 
 
+def test_torchs_state_after_a_replay_is_the_state_after_its_own_patch():
+    traced_before = str(exported(Decoder(), (2, 8)).graph)
+    program = exported(GeluMatmul(), (4, 4), (4, 4))
+    program.run_decompositions(get_decomposition_table())
+    after_torch = cia_state()
+    for _ in range(3):
+        dec.decompose(program, get_decomposition_table())
+    assert cia_state() == after_torch
+    # and an export after it traces as before: no kernel of the patch is left behind
+    assert str(exported(Decoder(), (2, 8)).graph) == traced_before
+
+
+def test_another_table_goes_through_torchs_own_code():
+    program = exported(Decoder(), (2, 8))
+    dec.decompose(program, get_decomposition_table())
+    with counting_torchs_patch() as calls:
+        core = dec.decompose(program)  # torch's core ATen table: another patch
+        assert str(core.graph) == str(program.run_decompositions().graph)
+    assert calls
+
+
 def test_an_op_registered_later_is_in_the_next_census():
-    with preservable_ops_remembered():
+    with dec.preservable_ops_remembered():
         before = exported_program._collect_all_valid_cia_ops()
     library = torch.library.Library("conformance_census_test", "DEF")
     library.define("scaled(Tensor x) -> Tensor")
     library.impl("scaled", lambda x: x * 2, "CompositeImplicitAutograd")
     op = torch.ops.conformance_census_test.scaled.default
-    with preservable_ops_remembered():
+    with dec.preservable_ops_remembered():
         after = exported_program._collect_all_valid_cia_ops()
     assert op not in before and op in after
     assert after == exported_program._collect_all_valid_cia_ops()  # what torch itself answers now

@@ -23,6 +23,7 @@ from conformance.custom_ops import contract, convert, interpreter, verify
 from conformance.custom_ops.encode import Unconvertible
 from conformance.custom_ops.reasons import Reason
 from conformance.taxonomy import Code
+from conformance.toolchain.decompose import decompose
 from conformance.toolchain.mlir import write_ir
 from conformance.toolchain.torch_mlir import ImporterError, TorchMlirBackend, import_program
 
@@ -47,7 +48,7 @@ class TosaCustomBackend(TorchMlirBackend):
             program = _FreshGraph(program)  # the importer rewrites the graph it imports; the export is shared
         else:
             case_run.extras["functionalized"] = True
-            program = program.run_decompositions({})
+            program = decompose(program, {})
         try:
             return import_program(program, case_run)
         except ImporterError as e:  # the importer names the node it failed on; its own error is an assertion

@@ -24,6 +24,7 @@ import torch.fx
 
 from conformance.content import PROJECT_ROOT
 from conformance.localize import inline
+from conformance.toolchain.decompose import decompose as core_aten
 
 PROGRAM = "program.pt2"
 INPUTS = "inputs.pt"
@@ -51,7 +52,7 @@ def flat_outputs(program: torch.export.ExportedProgram) -> torch.export.Exported
 
 def decompose(program: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     """`program` in torch's core ATen ops (an op case of one op may be several there)."""
-    return flat_outputs(program.run_decompositions())
+    return flat_outputs(core_aten(program))
 
 
 def of_program(program: torch.export.ExportedProgram, inputs: list[torch.Tensor]) -> Graph:

@@ -15,7 +15,6 @@ module.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import sys
 
@@ -25,6 +24,7 @@ from conformance import dtypes
 from conformance.backends.protocol import Backend, CaseRun, StageFailure, shared
 from conformance.compare import describe
 from conformance.taxonomy import Code
+from conformance.toolchain.decompose import decompose
 from conformance.toolchain.lowerings import Lowering
 from conformance.toolchain.mlir import LEFT_OPERANDS, UNCONVERTED, PipelineError, opt_command, run_pipeline, walk, write_ir
 
@@ -114,9 +114,7 @@ class TorchMlirBackend(Backend):
 
     @shared("import:torch-mlir-decompositions")
     def import_(self, program, case_run: CaseRun):
-        with preservable_ops_remembered():
-            decomposed = program.run_decompositions(self.decomposition_table(case_run))
-        return import_program(decomposed, case_run)
+        return import_program(decompose(program, self.decomposition_table(case_run)), case_run)
 
     def decomposition_table(self, case_run: CaseRun) -> dict:
         """The PyTorch decompositions applied before import (torch-mlir's default set)."""
@@ -165,43 +163,6 @@ def legal_ops_option(ops) -> list[str]:
 def contract_options(legal_ops) -> str:
     """CONTRACT_PIPELINE's options: `legal_ops` kept whole, no shape library of our own."""
     return " " + " ".join([*legal_ops_option(legal_ops), "extra-library="])
-
-
-@contextlib.contextmanager
-def preservable_ops_remembered():
-    """run_decompositions, without walking every operator namespace on every call.
-
-    Each call asks torch which CompositeImplicitAutograd ops it may keep
-    (`_collect_all_valid_cia_ops`): for every one of ~27 op namespaces, all of
-    the C++ dispatcher's CIA registrations are looked up again, about 0.06
-    CPU-s of the ~0.23 s a small program's run_decompositions costs. The
-    answer changes only when ops are registered, so it is kept per set of
-    registrations (their names and the namespaces torch.ops knows) and asked
-    again when that changes. Where torch no longer has the function, this
-    does nothing.
-    """
-    from torch.export import exported_program
-
-    collect = getattr(exported_program, "_collect_all_valid_cia_ops", None)
-    if collect is None:
-        yield
-        return
-
-    def remembered():
-        registrations = torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd")
-        key = (len(registrations), hash(tuple(registrations)), tuple(torch.ops._dir))
-        if _PRESERVABLE.get("key") != key:
-            _PRESERVABLE.update(key=key, ops=frozenset(collect()))
-        return set(_PRESERVABLE["ops"])
-
-    exported_program._collect_all_valid_cia_ops = remembered
-    try:
-        yield
-    finally:
-        exported_program._collect_all_valid_cia_ops = collect
-
-
-_PRESERVABLE: dict = {}  # the last answer of torch's _collect_all_valid_cia_ops, and the registrations it holds for
 
 
 def with_unconverted_ops(error: PipelineError, module) -> PipelineError:
