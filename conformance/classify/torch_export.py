@@ -87,10 +87,24 @@ def _op(text: str) -> str | None:
 ALIASING_CUSTOM_OP = re.compile(r"custom \(non-ATen\) operator whose output has alias annotations: (\w+)::(\w+)\(")
 
 
+# A decomposition (from the table torch-mlir asks for) that needs a size the input data decides:
+# "GuardOnDataDependentSymNode: ... Caused by: (_decomp/decompositions.py:6002 in take)".
+DATA_DEPENDENT_DECOMPOSITION = re.compile(
+    r"(?:GuardOnDataDependentSymNode|Could not guard on data-dependent)[\s\S]*?Caused by: \(_decomp/decompositions\.py:\d+ in (\w+)\)"
+)
+
+
 def parse_decompositions(stage: str, text: str):
     """PyTorch's refusals while decomposing the exported program (the first step of the import stage)."""
     if stage != "import":
         return None
+    data_dependent = DATA_DEPENDENT_DECOMPOSITION.search(text)
+    if data_dependent:
+        op = f"aten.{data_dependent.group(1)}"
+        return Code.EXPORT_UNSUPPORTED, op, (
+            f"PyTorch's decomposition of {op} (run_decompositions, before torch-mlir's import) cannot trace the case: "
+            "it needs a size that depends on the input data"
+        )
     aliasing = ALIASING_CUSTOM_OP.search(text)
     if aliasing:
         op = f"{aliasing.group(1)}.{aliasing.group(2)}"

@@ -54,7 +54,20 @@ def parse_import(stage: str, text: str):
     """torch_mlir.fx's importer (stage `import`), before any pipeline runs."""
     if stage != "import":
         return None
-    return _importer_refusal(text) or _importer_failure(text)
+    return _importer_refusal(text) or _importer_failure(text) or _importer_dtype(text)
+
+
+# The importer's dtype table lacks the dtype of a value in the graph: a bare KeyError naming it.
+IMPORTER_DTYPE = re.compile(r"^KeyError: torch\.(\w+)\s*$", re.MULTILINE)
+
+
+def _importer_dtype(text: str):
+    missing = IMPORTER_DTYPE.search(text)
+    if not missing:
+        return None
+    return Code.ILLEGAL_TYPE, None, (
+        f"torch-mlir's FX importer has no MLIR type for torch.{missing.group(1)}, a dtype of a value in the graph"
+    )
 
 
 def _importer_failure(text: str):
