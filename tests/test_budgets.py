@@ -64,3 +64,20 @@ def test_a_hang_with_a_budget_is_a_timeout_after_its_budget_and_the_others_keep_
     tanh = results["tanh"]
     assert (tanh.code, tanh.stage) == ("TIMEOUT", "run") and "for 2 s" in tanh.explanation, tanh
     assert results["double"].passed and results["add.broadcast"].passed
+
+
+def test_pytest_plans_a_pinned_hang_from_the_xfail_set_as_a_nightly_does(tmp_path):
+    # pytest has no last report, but its xfail sets pin hangs: each is confirmed in PINNED_HANG seconds, not --case-timeout.
+    from conformance.pytest_plugin.runner import ItemRunner
+    from conformance.run.session import Run
+
+    (tmp_path / "hang.toml").write_text('["tanh"]\nstage = "run"\ncode = "TIMEOUT"\nexplanation = "hangs"\n')
+    settings = Settings(backends=[fake("HANG")], case_paths=[str(FIXTURES / "cases")], default_cases=False, case_timeout=TIMEOUT)
+    run = Run(settings, [], str(tmp_path))
+    runner = ItemRunner(run)
+    try:
+        items = [type("Item", (), {"case": type("C", (), {"id": c}), "backend": type("B", (), {"name": "hang"})}) for c in ("tanh", "double")]
+        runner.plan(items)
+    finally:
+        runner.close()
+    assert settings.budgets == {key("tanh", "hang"): PINNED_HANG}

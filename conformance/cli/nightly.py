@@ -132,8 +132,7 @@ def plan_time(run, pairs, cases, baseline: Path | None, lanes: int):
 
     settings = run.settings
     history = History.of_report(baseline, settings.case_timeout)
-    pinned = {pair: entry.code for pair in pairs if (entry := run.xfail_entry(pair[1], pair[0])) is not None}
-    settings.budgets = budgets.plan(pairs, pinned, history.timings, settings.case_timeout)
+    pinned = run.plan_budgets(pairs, history.timings)
     hangs = {pair: settings.budgets[budgets.key(*pair)] for pair in pairs if pinned.get(pair) == "TIMEOUT" and budgets.key(*pair) in settings.budgets}
     planned = plan(pairs, {c.id: c.kind for c in cases}, history, hangs)
     return Eta(planned, history.overhead, lanes), history.source

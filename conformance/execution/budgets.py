@@ -17,8 +17,9 @@ its verdict (a pinned hang that now passes is an XPASS, as without
 budgets). It is a silence limit like --case-timeout: each stage announced
 starts it again. A stage several pairs share (a batch, a shared export)
 waits for the largest budget among them, or --case-timeout when one of them
-has none. Budgets come from the run's front end (nightly): the xfail sets
-and the last report's timings.
+has none. Budgets come from the run's front end (Run.plan_budgets): a
+nightly plans them from the xfail sets and the last report's timings,
+pytest from the xfail sets alone.
 """
 
 from __future__ import annotations

@@ -97,6 +97,15 @@ class Run:
         """The failure the pair's xfail set expects; None when it expects none, or with --no-xfail."""
         return None if self.xfail_dir is None else self._set(backend).get(case_id)
 
+    def plan_budgets(self, pairs: list[tuple[str, str]], history: dict | None = None) -> dict[tuple[str, str], str]:
+        """Settings.budgets for `pairs` (execution/budgets.py): a pinned hang is confirmed in seconds, and
+        with a last report's stage timings (`history`) a fast pair waits less. Returns the pinned codes."""
+        from conformance.execution import budgets
+
+        pinned = {pair: entry.code for pair in pairs if (entry := self.xfail_entry(pair[1], pair[0])) is not None}
+        self.settings.budgets = budgets.plan(pairs, pinned, history or {}, self.settings.case_timeout)
+        return pinned
+
     def judge(self, result: Result) -> tuple[Verdict, Entry | None]:
         """Set the result's verdict from its xfail entry (xfail/judge.py); return both."""
         entry = self.xfail_entry(result.backend, result.case)
