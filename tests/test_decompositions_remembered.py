@@ -99,3 +99,22 @@ def test_an_op_registered_later_is_in_the_next_census():
         after = exported_program._collect_all_valid_cia_ops()
     assert op not in before and op in after
     assert after == exported_program._collect_all_valid_cia_ops()  # what torch itself answers now
+
+
+def test_the_first_decomposition_in_a_process_meets_the_state_later_ones_do():
+    # torch drops pre-registered fake-tensor rules as its patch ends: nonzero_numpy on a 0-d input fails to
+    # decompose in a fresh process and passes after any decomposition. decompose() settles that first.
+    script = (
+        "import torch, warnings; warnings.filterwarnings('ignore')\n"
+        "from conformance.toolchain.decompose import decompose\n"
+        "class NZ(torch.nn.Module):\n"
+        "    def forward(self, x): return torch.ops.aten.nonzero_numpy(x)\n"
+        "program = torch.export.export(NZ(), (torch.tensor(1.5),), strict=False)\n"
+        "decompose(program, {})\n"
+        "print('decomposed')\n"
+    )
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "decomposed" in done.stdout, done.stderr[-2000:]

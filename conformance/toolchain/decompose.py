@@ -30,8 +30,36 @@ import torch
 
 def decompose(program, table=None):
     """`program.run_decompositions(table)` (torch's core ATen table when None), the same program, cheaper."""
+    settle()
     with preservable_ops_remembered(), override_remembered():
         return program.run_decompositions() if table is None else program.run_decompositions(table)
+
+
+def settle() -> None:
+    """Once per process, torch's own run_decompositions on a one-op program, so every later call starts alike.
+
+    torch's patch, as it ends, drops the fake-tensor rule of every op it
+    patched, also the rules registered before it began (torch 2.13:
+    `_deregister_op_impl` for each). So the first decomposition in a process
+    runs with rules every later one lacks, and a verdict would hang on the
+    order of a child's jobs: OpInfo's nonzero_numpy on a 0-d input fails to
+    decompose the first time (IndexError) and passes after. After this call
+    every decomposition meets the state torch leaves behind; the torch-mlir
+    frontend calls it before its first export too, since export traces with
+    the same fake-tensor rules.
+    """
+    if _SETTLED:
+        return
+    _SETTLED.append(True)
+
+    class OneOp(torch.nn.Module):
+        def forward(self, x):
+            return x + 1
+
+    torch.export.export(OneOp(), (torch.zeros(1),), strict=False).run_decompositions({})
+
+
+_SETTLED: list[bool] = []
 
 
 @contextlib.contextmanager

@@ -24,7 +24,7 @@ from conformance import dtypes
 from conformance.backends.protocol import Backend, CaseRun, StageFailure, shared
 from conformance.compare import describe
 from conformance.taxonomy import Code
-from conformance.toolchain.decompose import decompose
+from conformance.toolchain.decompose import decompose, settle
 from conformance.toolchain.lowerings import Lowering
 from conformance.toolchain.mlir import LEFT_OPERANDS, UNCONVERTED, PipelineError, opt_command, run_pipeline, walk, write_ir
 
@@ -101,6 +101,7 @@ class TorchMlirBackend(Backend):
 
     @shared("torch.export")
     def export(self, _, case_run: CaseRun):
+        settle()  # torch's state as every later export and decomposition in this process meets it
         case_run.extras["export_mode"] = case_run.export_mode
         with torch.no_grad():
             program = torch.export.export(
