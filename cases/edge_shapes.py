@@ -59,6 +59,9 @@ CASES = [
     op("gt.0d", torch.gt, T(), T()),
     op("to.0d_f32_to_i32", lambda x: x.to(i32), T()),
     op("sum.0d_dim", lambda x: x.sum(0), T()),
+    # Found by `conformance fuzz --seed 0` on tosa: an int32 0-d sum (its result int64) lowered to a
+    # tosa.identity that changes the element type.
+    op("sum.0d_dim_int32_keepdim", lambda x: x.sum(0, keepdim=True), T(dtype=torch.int32)),
     op("amax.0d_dim", lambda x: x.amax(0), T()),
     op("unsqueeze.0d", lambda x: x.unsqueeze(0), T()),
     op("reshape.0d_to_1d", lambda x: x.reshape(1), T()),

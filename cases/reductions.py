@@ -33,6 +33,9 @@ CASES = [
     op("sum.f16_to_f32", lambda x: x.sum(1, dtype=f32), T(8, 64, dtype=f16), **A),
     op("sum.i32_dim", lambda x: x.sum(0), T(8, 32, dtype=i32)),
     op("sum.bool_dim", lambda x: x.sum(-1), T(8, 32, dtype=b8)),
+    # Found by `conformance fuzz --seed 0` (a 14-op program, reduced by `conformance reduce`): a comparison's
+    # i1 result summed over every dim with keepdim; IREE's llvm-cpu gives 1 where eager gives 2.
+    op("sum.compare_all_dims_keepdim", lambda x: (x >= x).sum((0, 1), keepdim=True), T(2, 1, dtype=torch.int8), ops=("aten.sum",)),
     op("sum.0d", torch.sum, T()),
     op("sum.large", torch.sum, T(64, 1024, low=0.0, high=1.0), rtol=1e-4, atol=1e-2),
     # mean
