@@ -202,3 +202,9 @@ def test_a_group_is_known_when_a_shipped_case_fails_with_its_code_on_its_op(tmp_
     assert known.shown_by(pairs, "NUMERIC_MISMATCH", "aten.cumsum") is True  # from the OpInfo sample's id
     assert known.shown_by(pairs, "UNSUPPORTED_OP", "aten.amin") is False
     assert known.shown_by(pairs, "NUMERIC_MISMATCH", None) is None  # a code alone: cannot tell
+    # an op named without its overload is any of its overloads, but two overloads are two ops
+    (tmp_path / "c.toml").write_text('["rem.t"]\ncode = "NUMERIC_MISMATCH"\nop = "aten.remainder.Tensor"\n')
+    overloads = known.known_pairs(tmp_path, "c", {})
+    assert known.shown_by(overloads, "NUMERIC_MISMATCH", "aten.remainder") is True
+    assert known.shown_by(overloads, "NUMERIC_MISMATCH", "aten.remainder.Scalar") is False
+    assert known.shown_by(overloads, "NUMERIC_MISMATCH", "aten.rem") is False
