@@ -15,6 +15,8 @@ FOREIGN_OP = re.compile(r'operation being parsed with an unregistered dialect[^\
 # Parsed, but the serializer has no flatbuffer operator for it.
 UNSERIALIZABLE = re.compile(r"unsupported tosa operator ([\w.]+)")
 MISSING = re.compile(r"(tosa-opt|tosa_reference_model) was not found")
+# The model itself died (a C++ exception nobody caught, an assertion): no check of the spec said why.
+KILLED = re.compile(r"tosa_reference_model killed by signal (\w+)[^\n]*\n?(?:terminate called after throwing[^\n]*\n\s*what\(\):\s*([^\n]+))?")
 
 
 def parse(stage: str, text: str):
@@ -36,6 +38,11 @@ def parse(stage: str, text: str):
         if match:
             where, message = match.groups()
             return Code.RUNTIME_ERROR, None, f"the TOSA reference model stopped in {where}: {short(message, 200)}"
+        killed = KILLED.search(text)
+        if killed:
+            signal, what = killed.groups()
+            why = f": {short(what, 200)}" if what else ""
+            return Code.CRASH, None, f"the TOSA reference model crashed ({signal}){why}"
         return None
     if "tosa-opt" in text:
         foreign = FOREIGN_OP.search(text)
