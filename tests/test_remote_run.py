@@ -208,3 +208,18 @@ def test_pairs_compiled_for_a_device_not_there_are_not_run_and_stay_compiled(tmp
     assert not (artifacts / "tanh" / "tosa_cuda" / "outputs").exists() and not list(artifacts.glob("*/*/outputs"))
     refused = conformance("verdicts-from", str(artifacts))
     assert refused.returncode != 0 and "none of the 1 compiled pairs" in refused.stderr
+
+
+def test_a_pair_cut_short_there_is_told_apart_from_one_that_never_ran(tmp_path):
+    from conformance.execution.remote_verdicts import judge_directory
+    from conformance.remote import layout
+
+    for case in ("never", "cut"):
+        bundle = tmp_path / case / "tosa"
+        bundle.mkdir(parents=True)
+        layout.write_manifest(bundle / layout.MANIFEST, {"sets": 2})
+    layout.set_dir(tmp_path / "cut" / "tosa", layout.OUTPUTS, 0).mkdir(parents=True)  # began, killed before its exit code
+    judged = judge_directory(tmp_path)
+    assert judged.results == []
+    assert judged.not_run == [str(tmp_path / "never" / "tosa")]
+    assert judged.cut_short == [str(tmp_path / "cut" / "tosa")]

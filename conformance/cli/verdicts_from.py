@@ -82,6 +82,9 @@ def run(args) -> int:
     print(f"{len(judged.results)} pairs judged ({said}) into {output}")
     if judged.not_run:
         print(f"{len(judged.not_run)} compiled pairs did not run there (no outputs): they stay COMPILED")
+    if judged.cut_short:
+        print(f"{len(judged.cut_short)} compiled pairs began there but were cut short (a set with no exit code): "
+              "they stay COMPILED; run their remote.sh again")
     print(f"merge them with the run's report: conformance merge RUN_REPORT {output}")
     return 0
 

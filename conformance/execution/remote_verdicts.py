@@ -43,6 +43,7 @@ DEFAULT_TIMEOUT = 300.0
 class Judged:
     results: list[Result] = field(default_factory=list)
     not_run: list[str] = field(default_factory=list)  # bundles none of whose sets ran there
+    cut_short: list[str] = field(default_factory=list)  # bundles whose first set began there but never ended (no exit code)
 
 
 def judge_directory(directory: Path) -> Judged:
@@ -52,7 +53,8 @@ def judge_directory(directory: Path) -> Judged:
     for bundle in layout.bundles_in(directory):
         result = judge_bundle(bundle, devices)
         if result is None:
-            judged.not_run.append(str(bundle))
+            began = layout.set_dir(bundle, layout.OUTPUTS, 0).is_dir()
+            (judged.cut_short if began else judged.not_run).append(str(bundle))
         else:
             judged.results.append(result)
     return judged
