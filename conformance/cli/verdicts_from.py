@@ -63,7 +63,7 @@ def run(args) -> int:
             result.verdict = verdict(result, entries.get(result.case))
     backends = sorted({r.backend for r in judged.results})
     record = run_record(backends, Settings(backends=backends))
-    record[VERDICTS] = {"bundles": str(directory.resolve()), "not_run": len(judged.not_run)}
+    record[VERDICTS] = {"bundles": str(directory.resolve()), "not_run": len(judged.not_run), "cut_short": len(judged.cut_short)}
     record["finished"] = utc_now()
     writer = ReportWriter(output, record)
     cases = {}
