@@ -25,7 +25,7 @@ from pathlib import Path
 import tomli_w
 
 from conformance.gates.figures import FIGURES, Tolerance
-from conformance.xfail.sets import line_of, read_toml
+from conformance.xfail.sets import TableLine, read_toml
 
 HEADER = """\
 # Golden figures of backend `{backend}`: per gated case, its dispatches, module size, compile and run time.
@@ -78,7 +78,7 @@ class GateSet:
         if not isinstance(cases, dict):
             raise GatesError(f"{path}: cases must be tables, [cases.<id>]")
         for case_id, table in cases.items():
-            gates.entries[case_id] = _entry(f"{path}:{line_of(text, case_id, within='cases')}", case_id, table)
+            gates.entries[case_id] = _entry(TableLine(path, text, case_id, within="cases"), case_id, table)
         return gates
 
     def save(self) -> None:
