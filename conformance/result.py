@@ -20,6 +20,11 @@ MAX_DETAILS = 20_000
 TOOL = "tool"
 # extras key: how a numeric mismatch measures against float64 (compare/precision.py): precision or a wrong answer.
 NUMERIC = "numeric"
+# extras key: what ended a child that hung or died (execution/engine.py): "flood" (it printed without end),
+# "silence" (no progress within its budget), "memory" (the watchdog), "killed" (SIGKILL: perhaps the kernel's
+# OOM killer) or "died" (any other signal or exit status). Only "flood" and "died" say nothing of the machine.
+ENDED_BY = "ended_by"
+MACHINE_FREE_ENDINGS = ("flood", "died")
 
 
 @dataclass

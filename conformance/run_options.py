@@ -328,7 +328,8 @@ CACHE_DIR = Option(
     to_setting=lambda path: os.path.abspath(path or default_cache_dir()),
     path=True,
 )
-NO_CACHE = Option(("--no-cache",), "neither read nor write the compile cache", action="store_true", default=False)
+NO_CACHE = Option(("--no-cache",), "neither read nor write the compile cache (nor, for conformance nightly, its verdict store)",
+                  action="store_true", default=False)
 XFAIL_DIR = Option(
     ("--xfail-dir",),
     "where the per-backend xfail sets live (default xfail_sets/)",

@@ -167,18 +167,84 @@ def load_durations(args, names: list[str]):
     return Durations.load(args.durations, names)
 
 
+def verdict_store(args, settings):
+    """The verdict store (conformance/warm/), or None where a run may not answer from it: no cache,
+    reproducer bundles or kept outputs asked for, or --gates (it times the run stage)."""
+    from conformance.warm.store import VerdictStore, usable
+
+    return VerdictStore(settings.cache_dir) if usable(settings) and not args.gates else None
+
+
+def pair_keys(selection, settings, spec_of: dict[str, str]):
+    """(case, backend name) -> its key in the verdict store."""
+    return lambda pair: selection.pair_key(settings, spec_of[pair[1]], pair[0])
+
+
+def answer_from_store(args) -> int | None:
+    """The whole run answered from the verdict store, without importing torch or starting a child; None
+    (nothing written) unless the store holds the command's selection and every pair of it.
+
+    Not for a resumed run, a shard or --localize: those read or write what a stored result lacks.
+    """
+    from conformance.nightly import resume
+    from conformance.nightly.matrix import matrix_pairs
+    from conformance.run.record import run_record
+    from conformance.run.session import Run
+    from conformance.run.writer import ReportWriter
+
+    if args.resume or args.shard or args.localize:
+        return None
+    resume.fill_defaults(args, (*resume.RECORDED, *args.backend_options))  # not resuming: every default holds
+    given = ro.parse_backends(args.backend) or None
+    settings = ro.settings_from(args, given or [], args.backend_options)
+    store = verdict_store(args, settings)
+    selection = store and store.selection(store.selection_key(settings, given, args.keyword, args.tag, args.skip_tag))
+    if not selection:
+        return None
+    started = time.monotonic()
+    specs = list(selection.backends)
+    settings = ro.settings_from(args, specs, args.backend_options)
+    names = list(selection.backends.values())
+    key_of = pair_keys(selection, settings, {name: spec for spec, name in selection.backends.items()})
+    pairs = matrix_pairs(list(selection.cases), names)
+    results = [store.get(key_of(pair)) for pair in pairs]
+    if None in results:
+        return None
+    run = Run(settings, [], ro.xfail_dir(args))  # judges by backend name: the backends are not loaded
+    run.check_xfails(names)
+    directory = new_report_dir(Path(args.output_dir))
+    args.backend = specs  # recorded as the specs run
+    record = run_record(names, settings, keyword=args.keyword, tags=args.tag, skip_tags=args.skip_tag,
+                        workers=args.workers, answered_from_verdict_store=len(results))
+    record["shards"] = []
+    record[resume.KEY] = resume.record(args, (*resume.RECORDED, *args.backend_options))
+    writer = ReportWriter(directory, record)
+    writer.start_from(selection.cases)
+    for result in results:
+        if run.xfail_dir is not None:
+            run.judge(result)
+        writer.add(result)
+    writer.stop(time.monotonic() - started, finished=True)
+    print(f"conformance nightly: {len(results)} (case, backend) pairs answered from the verdict store "
+          f"(nothing changed since they ran; --no-cache runs them) -> {directory}", file=sys.stderr)
+    return report(args, writer, directory)
+
+
 def run(args) -> int:
     from conformance.nightly import resume
     from conformance.nightly.executors import Unfinished
     from conformance.nightly.matrix import HASH, matrix_pairs, plan
     from conformance.nightly.options import RESULT_OPTIONS
     from conformance.nightly.progress import Progress
-    from conformance.report.tables import backend_table
-    from conformance.report_dir import REPORT_HTML, RUN, has_results, latest, read_json, read_results
+    from conformance.report_dir import RUN, has_results, read_json, read_results
     from conformance.run.record import run_record
     from conformance.run.session import Run, resolve_backends
     from conformance.run.writer import ReportWriter
 
+    answered = answer_from_store(args)
+    if answered is not None:
+        return answered
+    given = ro.parse_backends(args.backend) or None  # None: the shipped matrix
     specs = backend_specs(args)
     backends = resolve_backends(specs)
     try:
@@ -200,6 +266,9 @@ def run(args) -> int:
     run = Run(ro.settings_from(args, specs, backend_options), backends, ro.xfail_dir(args), ro.gates_dir(args))
     run.check_gates()  # a broken gates file stops the run here (a RunError, shown as a usage error)
     registry, cases = select_cases(args, run.settings, required=True)  # before any directory is made
+    store = verdict_store(args, run.settings)
+    selection = store and store.remember(store.selection_key(run.settings, given, args.keyword, args.tag, args.skip_tag),
+                                         registry, cases, dict(zip(specs, backends)))
     shard = args.shard
     durations = load_durations(args, run.names)
     executor = start_executor(args)
@@ -221,10 +290,14 @@ def run(args) -> int:
     writer.start(cases)  # before any work: a run killed outright must still be resumable
 
     pairs = matrix_pairs([c.id for c in cases], run.names, shard, done, durations)
-    jobs = plan(pairs, run.settings.batch_size, run.compiled_alone(cases))
+    key_of = pair_keys(selection, run.settings, dict(zip(run.names, specs)))
+    stored = {pair: result for pair in pairs if (result := store.get(key_of(pair)) if selection else None) is not None}
+    to_run = [pair for pair in pairs if pair not in stored]
+    jobs = plan(to_run, run.settings.batch_size, run.compiled_alone(cases))
     run.check_xfails()
-    eta, measured_by = plan_time(run, pairs, cases, pick_baseline(args, directory), args.workers)
-    print(f"conformance nightly: {len(pairs)} (case, backend) pairs to run ({len(done)} already done) "
+    eta, measured_by = plan_time(run, to_run, cases, pick_baseline(args, directory), args.workers)
+    answered = f", {len(stored)} answered from the verdict store" if stored else ""
+    print(f"conformance nightly: {len(to_run)} (case, backend) pairs to run ({len(done)} already done{answered}) "
           f"on {executor.describe()} -> {directory}", file=sys.stderr)
 
     progress = Progress(len(pairs), eta=eta)
@@ -232,6 +305,8 @@ def run(args) -> int:
     started = time.monotonic()
 
     def sink(result) -> None:
+        if selection and result.key not in stored:
+            store.put(key_of(result.key), result)  # before it is judged: the judging is tonight's
         if run.xfail_dir is not None:  # with --no-xfail a result keeps no verdict: its status is the outcome
             run.judge(result)
         run.gate(result)
@@ -242,6 +317,8 @@ def run(args) -> int:
     stats: dict = {}
     signal.signal(signal.SIGTERM, _interrupt)  # a cancelled CI job: stop as for Ctrl-C, keep the results
     try:
+        for result in stored.values():
+            sink(result)
         stats = executor.run(jobs, run.settings, sink)
     except KeyboardInterrupt:
         interrupted = True
@@ -258,6 +335,14 @@ def run(args) -> int:
 
     if args.localize:
         localize_failures(writer, run, cases)
+    return report(args, writer, directory)
+
+
+def report(args, writer, directory: Path) -> int:
+    """The reports built, the backend table and the changes printed; 1 when a pair newly fails (or --gates: is beyond)."""
+    from conformance.report.tables import backend_table
+    from conformance.report_dir import REPORT_HTML, latest, read_results
+
     summary = writer.build(pick_baseline(args, directory))
     print(backend_table(latest(read_results(directory))))
     changes = summary["changes"]

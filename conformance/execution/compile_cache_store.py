@@ -132,6 +132,30 @@ def _content_digest(module) -> str:
     return values_digest(dict(module.state_dict()))
 
 
+def write_atomically(path: Path, data: bytes) -> None:
+    """`data` at `path`, whole: a reader (another worker) sees the old file or the new, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_json(path: Path) -> dict | None:
+    """A stored record, or None when there is none; a corrupt one is forgotten (it will be rebuilt)."""
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        path.unlink(missing_ok=True)
+        return None
+
+
 class CompileCache:
     def __init__(self, root: str | Path, limit_bytes: int = DEFAULT_LIMIT_BYTES):
         self.root = Path(root)
@@ -143,25 +167,10 @@ class CompileCache:
         return self.root / store / key[:2] / f"{key}{suffix}"
 
     def _write(self, path: Path, data: bytes) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)  # atomic: a reader sees the old file or the new, never half
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomically(path, data)
 
     def _read_json(self, store: str, key: str) -> dict | None:
-        path = self._path(store, key, ".json")
-        try:
-            return json.loads(path.read_text())
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError):
-            path.unlink(missing_ok=True)  # corrupt: forget it, it will be rebuilt
-            return None
+        return read_json(self._path(store, key, ".json"))
 
     # -- blobs ----------------------------------------------------------------
 

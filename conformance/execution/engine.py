@@ -31,7 +31,7 @@ from conformance.execution.messages import JobDone, Message, ResultMessage, RunJ
 from conformance.execution.supervisor import ChildError, ChildProcess, Died, Flooding, Silent
 from conformance.execution.planning import Pair
 from conformance.execution.reruns import Attempt, agree, record, settle, wants_rerun
-from conformance.result import TOOL, Result
+from conformance.result import ENDED_BY, TOOL, Result
 
 # A job whose child dies before announcing any stage is retried this often.
 STARTUP_RETRIES = 2
@@ -251,15 +251,17 @@ class Engine:
 
     def _broken(self, case: str, backend: str, stage: str, reply, output: str) -> Result:
         if isinstance(reply, Flooding):
-            found = classify_flood(stage, reply.size, output)
+            found, ended_by = classify_flood(stage, reply.size, output), "flood"
         elif isinstance(reply, Silent):
-            found = classify_timeout(stage, self.waited, output)
+            found, ended_by = classify_timeout(stage, self.waited, output), "silence"
         else:
             found = classify_crash(stage, reply.how, output, reply.measured)
+            ended_by = "memory" if reply.how.startswith("killed for using") else "killed" if "SIGKILL" in reply.how else "died"
         result = results.failed(
             case, backend, stage=stage, code=found.code, explanation=found.explanation, details=found.details
         )
         result.extras[TOOL] = self._tool(backend, stage)
+        result.extras[ENDED_BY] = ended_by
         if self.settings.artifacts:
             result.artifacts = str(finalize(self.settings, result))
         return result

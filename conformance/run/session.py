@@ -80,9 +80,10 @@ class Run:
 
     # -- judging ---------------------------------------------------------------
 
-    def check_xfails(self) -> None:
-        """Load every backend's xfail set now: a broken file stops the run before any work, naming file and line."""
-        for name in self.names if self.xfail_dir else ():
+    def check_xfails(self, names: list[str] | None = None) -> None:
+        """Load every backend's xfail set now (or those of `names`): a broken file stops the run before any work,
+        naming file and line."""
+        for name in (self.names if names is None else names) if self.xfail_dir else ():
             self._set(name)
 
     def _set(self, backend: str) -> XfailSet:

@@ -27,7 +27,11 @@ class ReportWriter:
 
     def start(self, cases) -> None:
         """cases.json and run.json, before any pair runs."""
-        write_json(self.directory, CASES, case_snapshot(cases))
+        self.start_from(case_snapshot(cases))
+
+    def start_from(self, snapshot: dict[str, dict]) -> None:
+        """The same from the cases' records (a run answered from the verdict store has no Case objects)."""
+        write_json(self.directory, CASES, snapshot)
         write_json(self.directory, RUN, self.record)
 
     def add(self, result: Result) -> None:
