@@ -130,6 +130,7 @@ class Scripted(Backend):
 
     name = "scripted"
     stages = ("lower", "run")
+    environment = ("FAKE_SCRIPT",)
 
     def _script(self) -> dict:
         return json.loads(os.environ.get("FAKE_SCRIPT", "{}"))

@@ -17,11 +17,11 @@ SCRIPT = {"FAKE_SCRIPT": json.dumps({"tanh": "raise", "double": "perturb"})}
 REPORTS_TORCH = "import sys; from conformance.cli.main import main; rc = main(sys.argv[1:]); print('torch imported:', 'torch' in sys.modules); sys.exit(rc)"
 
 
-def nightly(tmp_path: Path, cases: Path, *args: str) -> subprocess.CompletedProcess:
+def nightly(tmp_path: Path, cases: Path, *args: str, script: dict = SCRIPT) -> subprocess.CompletedProcess:
     command = [sys.executable, "-c", REPORTS_TORCH, "nightly", "--no-default-cases", "--cases", str(cases),
                "--backend", f"eager,{fake('SCRIPTED')}", "--cache-dir", str(tmp_path / "cache"),
                "--output-dir", str(tmp_path / "out"), "-j", "1", *args]
-    proc = subprocess.run(command, capture_output=True, text=True, cwd=PROJECT, env={**os.environ, **SCRIPT}, timeout=600)
+    proc = subprocess.run(command, capture_output=True, text=True, cwd=PROJECT, env={**os.environ, **script}, timeout=600)
     assert proc.returncode in (0, 1), proc.stderr
     return proc
 
@@ -69,6 +69,15 @@ def test_a_changed_case_file_runs_its_cases_again(tmp_path):
     results = latest_results(tmp_path)
     assert ("neg", "scripted") in results and len(results) == 12
     assert "12 (case, backend) pairs to run (0 already done)" in again.stderr  # every key names the changed tree
+
+
+def test_a_backend_whose_environment_changed_runs_again(tmp_path):
+    """The scripted fake declares FAKE_SCRIPT (Backend.environment): another script is another key."""
+    cases = copied_cases(tmp_path)
+    nightly(tmp_path, cases, "--no-xfail", "-k", "tanh")
+    again = nightly(tmp_path, cases, "--no-xfail", "-k", "tanh", script={"FAKE_SCRIPT": "{}"})
+    assert "1 (case, backend) pairs to run (0 already done, 1 answered from the verdict store)" in again.stderr, again.stderr
+    assert latest_results(tmp_path)[("tanh", "scripted")][0] == "pass"
 
 
 def test_the_xfail_sets_of_tonight_judge_a_stored_result(tmp_path):

@@ -149,6 +149,9 @@ class Backend:
     # The case formats it takes (conformance.cases.spec.FORMATS): what a case's
     # build() returns, a PyTorch module ("torch") or an ONNX model ("onnx").
     formats: tuple[str, ...] = ("torch",)
+    # Environment variables whose values shape its results: `conformance nightly` answers a pair
+    # from its verdict store (conformance/warm/) only while they hold the values the pair ran with.
+    environment: tuple[str, ...] = ()
 
     def not_applicable(self, case: Case) -> str | None:
         """The reason `case` does not apply to this backend (a SKIP), or None.

@@ -167,12 +167,11 @@ def load_durations(args, names: list[str]):
     return Durations.load(args.durations, names)
 
 
-def verdict_store(args, settings):
-    """The verdict store (conformance/warm/), or None where a run may not answer from it: no cache,
-    reproducer bundles or kept outputs asked for, or --gates (it times the run stage)."""
+def verdict_store(settings):
+    """The verdict store (conformance/warm/), or None where a run may not answer from it (warm/store.usable)."""
     from conformance.warm.store import VerdictStore, usable
 
-    return VerdictStore(settings.cache_dir) if usable(settings) and not args.gates else None
+    return VerdictStore(settings.cache_dir) if usable(settings) else None
 
 
 def pair_keys(selection, settings, spec_of: dict[str, str]):
@@ -197,7 +196,7 @@ def answer_from_store(args) -> int | None:
     resume.fill_defaults(args, (*resume.RECORDED, *args.backend_options))  # not resuming: every default holds
     given = ro.parse_backends(args.backend) or None
     settings = ro.settings_from(args, given or [], args.backend_options)
-    store = verdict_store(args, settings)
+    store = verdict_store(settings)
     selection = store and store.selection(store.selection_key(settings, given, args.keyword, args.tag, args.skip_tag))
     if not selection:
         return None
@@ -266,7 +265,7 @@ def run(args) -> int:
     run = Run(ro.settings_from(args, specs, backend_options), backends, ro.xfail_dir(args), ro.gates_dir(args))
     run.check_gates()  # a broken gates file stops the run here (a RunError, shown as a usage error)
     registry, cases = select_cases(args, run.settings, required=True)  # before any directory is made
-    store = verdict_store(args, run.settings)
+    store = verdict_store(run.settings)
     selection = store and store.remember(store.selection_key(run.settings, given, args.keyword, args.tag, args.skip_tag),
                                          registry, cases, dict(zip(specs, backends)))
     shard = args.shard

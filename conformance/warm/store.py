@@ -28,7 +28,7 @@ from conformance.result import ENDED_BY, MACHINE_FREE_ENDINGS, Result
 from conformance.taxonomy import Code, Status
 from conformance.warm.fingerprint import case_entry_points, code_digest, defining_tree, tree_digest
 
-FORMAT = 1
+FORMAT = 2  # 2: the backends' environment variables
 # Settings that decide which cases load, and those that shape a pair's result (the rest: where output goes, limits).
 SOURCE_SETTINGS = ("case_paths", "default_cases", "suites")
 RESULT_SETTINGS = (*SOURCE_SETTINGS, "seed", "export_mode", "reruns", "check_determinism", "compile_only", "batch_size", "options")
@@ -58,10 +58,15 @@ class Selection:
     cases: dict[str, dict]  # case id -> its record (cases.json), in the order chosen
     backends: dict[str, str]  # --backend spec -> the backend's name
     trees: dict[str, str]  # every source tree of the cases and backends -> its digest
+    environment: dict[str, list[str]]  # --backend spec -> the variables its results depend on (Backend.environment)
 
     def pair_key(self, settings, spec: str, case_id: str) -> str:
         shaping = {name: getattr(settings, name) for name in RESULT_SETTINGS}
-        return digest(FORMAT, code_digest(), toolchain(), self.trees, shaping, spec, case_id)
+        variables = {name: os.environ.get(name) for name in self.environment.get(spec, ())}
+        return digest(FORMAT, code_digest(), toolchain(), self.trees, shaping, spec, variables, case_id)
+
+    def record(self) -> dict:
+        return {"cases": list(self.cases.items()), "backends": self.backends, "trees": self.trees, "environment": self.environment}
 
 
 class VerdictStore:
@@ -81,8 +86,16 @@ class VerdictStore:
                       specs, keyword, sorted(tags or ()), sorted(skip_tags or ()))
 
     def remember(self, key: str, loaded, chosen, backends: dict[str, object]) -> Selection | None:
-        """Record the choice: `loaded`, every case of the registry (their trees), `chosen` in order, `backends`
-        by spec. None, recording nothing, when a case or backend comes from no tree (a plugin's list)."""
+        """Record the choice under `key` (selection_key); what selection_of says."""
+        selection = self.selection_of(loaded, chosen, backends)
+        if selection is not None:
+            write_atomically(self._path("selections", key), json.dumps(selection.record()).encode())
+        return selection
+
+    @staticmethod
+    def selection_of(loaded, chosen, backends: dict[str, object]) -> Selection | None:
+        """The choice of a run: `loaded`, every case of the registry (their trees), `chosen` in order,
+        `backends` by spec. None when a case or backend comes from no tree (a plugin's list): nothing is stored."""
         trees = {str(content.DEFAULT_CASES_DIR), str(content.DEFAULT_BACKENDS_DIR)}
         for case in loaded:
             if not case.origin:
@@ -94,17 +107,15 @@ class VerdictStore:
                 return None
             trees.add(tree)
         digests = {tree: tree_digest(tree) for tree in sorted(trees)}  # None: a checkout without cases/ or backends/
-        selection = Selection({c.id: c.record() for c in chosen}, {spec: b.name for spec, b in backends.items()}, digests)
-        record = {"cases": list(selection.cases.items()), "backends": selection.backends, "trees": digests}
-        write_atomically(self._path("selections", key), json.dumps(record).encode())
-        return selection
+        return Selection({c.id: c.record() for c in chosen}, {spec: b.name for spec, b in backends.items()}, digests,
+                         {spec: list(b.environment) for spec, b in backends.items()})
 
     def selection(self, key: str) -> Selection | None:
         """The recorded choice, while every tree it came from is as it was."""
         record = read_json(self._path("selections", key))
         if record is None or any(tree_digest(tree) != d for tree, d in record["trees"].items()):
             return None
-        return Selection(dict(record["cases"]), record["backends"], record["trees"])
+        return Selection(dict(record["cases"]), record["backends"], record["trees"], record["environment"])
 
     # -- results -----------------------------------------------------------------------------
 
