@@ -25,6 +25,9 @@ NUMERIC = "numeric"
 # OOM killer) or "died" (any other signal or exit status). Only "flood" and "died" say nothing of the machine.
 ENDED_BY = "ended_by"
 MACHINE_FREE_ENDINGS = ("flood", "died")
+# extras key: true on a result a run answered from the verdict store (conformance/warm/): its timings are those
+# of the run that computed it, and nothing ran this time.
+FROM_VERDICT_STORE = "from_verdict_store"
 
 
 @dataclass

@@ -55,6 +55,9 @@ def test_an_unchanged_run_is_answered_from_the_store_without_torch(tmp_path):
     assert "torch imported: False" in warm.stdout
     assert latest_results(tmp_path) == first
     assert run_json(tmp_path)["settings"]["answered_from_verdict_store"] == 10
+    directory = sorted(p for p in (tmp_path / "out").iterdir() if p.is_dir())[-1]
+    rows = [json.loads(line) for line in (directory / "results.jsonl").read_text().splitlines()]
+    assert all(row["extras"]["from_verdict_store"] for row in rows)  # the report can tell what ran from what did not
     assert warm.returncode == cold.returncode
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from conformance import content
 from conformance.digests import digest
 from conformance.execution.compile_cache_store import read_json, toolchain, write_atomically
-from conformance.result import ENDED_BY, MACHINE_FREE_ENDINGS, Result
+from conformance.result import ENDED_BY, FROM_VERDICT_STORE, MACHINE_FREE_ENDINGS, Result
 from conformance.taxonomy import Code, Status
 from conformance.warm.fingerprint import case_entry_points, code_digest, defining_tree, tree_digest
 
@@ -120,11 +120,16 @@ class VerdictStore:
     # -- results -----------------------------------------------------------------------------
 
     def put(self, key: str, result: Result) -> None:
-        if storable(result):
+        if storable(result) and not result.extras.get(FROM_VERDICT_STORE):
             data = result.to_dict() | {"verdict": None}
             write_atomically(self._path("results", key), json.dumps(data, sort_keys=True).encode())
 
     def get(self, key: str) -> Result | None:
+        """The stored result, marked as answered from the store (result.FROM_VERDICT_STORE)."""
         record = read_json(self._path("results", key))
-        return None if record is None else Result.from_dict(record)
+        if record is None:
+            return None
+        result = Result.from_dict(record)
+        result.extras[FROM_VERDICT_STORE] = True
+        return result
 
