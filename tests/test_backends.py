@@ -332,3 +332,28 @@ def test_an_output_file_numpy_cannot_read_is_a_tool_error_naming_it(tmp_path):
     classified = classify_error("run", raised.value)
     assert classified.code == "RUNTIME_ERROR", classified
     assert "out.npy, which numpy cannot read" in classified.explanation
+
+
+def test_an_op_without_a_lowering_for_its_dtype_fails_the_same_way_with_dynamic_dims(tmp_path):
+    # torch-mlir's "failed to legalize operation 'torch.aten.relu'" reads the same for integer relu (no TOSA
+    # lowering at all) and for tanh gelu on a '?' dim (a lowering that bails on it); fuzz counted the dynamic
+    # integer relu as a new DYNAMIC_SHAPE_UNSUPPORTED group. The lower stage's static twin tells them apart.
+    (tmp_path / "twins.py").write_text(
+        "import torch\nimport torch.nn.functional as F\nfrom conformance import op, T, Dyn\n\nn = Dyn('n', 2, 5)\n\n"
+        "CASES = [\n"
+        "    op('relu.i32', torch.relu, T(3, 4, dtype=torch.int32)),\n"
+        "    op('relu.i32.dynamic', torch.relu, T(n, 4, dtype=torch.int32)),\n"
+        "    op('gelu.tanh.dynamic', lambda x: F.gelu(x, approximate='tanh'), T(2, n, 8), ops=('aten.gelu',)),\n"
+        "]\n"
+    )
+    engine = Engine(Settings(backends=["tosa"], case_paths=[str(tmp_path)], default_cases=False))
+    try:
+        results = {r.case: r for r in engine.run([(c, "tosa") for c in ("relu.i32", "relu.i32.dynamic", "gelu.tanh.dynamic")])}
+    finally:
+        engine.close()
+    static, dynamic = results["relu.i32"], results["relu.i32.dynamic"]
+    assert (static.stage, static.code, static.op) == ("lower", "UNSUPPORTED_OP", "aten.relu"), static
+    assert (dynamic.stage, dynamic.code, dynamic.op) == (static.stage, static.code, static.op), dynamic
+    gelu = results["gelu.tanh.dynamic"]
+    assert (gelu.stage, gelu.code, gelu.op) == ("lower", "DYNAMIC_SHAPE_UNSUPPORTED", "aten.gelu"), gelu
+    assert "static twin (each dynamic dim made 2): lowers" in gelu.details
