@@ -37,6 +37,7 @@ import dataclasses
 import enum
 import functools
 import hashlib
+import linecache
 import random
 import re
 import warnings
@@ -311,16 +312,37 @@ def canonical(obj: Any) -> str:
 
 
 class OpInfoCall(torch.nn.Module):
-    """forward(*tensors) = op(input, *args, **kwargs) with the tensors put back in place."""
+    """forward(*tensors) = op(input, *args, **kwargs) with the tensors put back in place.
 
-    def __init__(self, fn, template):
+    The call is made from a one-line function whose file name is `where` (the case's
+    defined_at, naming the op and the sample): the exported graph's stack traces, and so
+    the MLIR locations of every diagnostic, then point at the sample, not at this forward,
+    the same line for all 5,456 samples.
+    """
+
+    def __init__(self, fn, template, where: str = "<OpInfo sample>"):
         super().__init__()
         self.fn = fn
         self.template = template
+        self.call = _call_from(where)
 
     def forward(self, *tensors):
         input, args, kwargs = fill(self.template, tensors)
-        return self.fn(input, *args, **kwargs)
+        return self.call(self.fn, input, args, kwargs)
+
+
+# Named `forward`: torch.export keeps only the stack frames of functions of that name in a node's trace.
+CALL_SOURCE = "def forward(fn, input, args, kwargs): return fn(input, *args, **kwargs)\n"
+
+
+@functools.cache
+def _call_from(where: str):
+    """`fn(input, *args, **kwargs)` as a function defined in a 'file' named `where`, line 1 (linecache
+    holds its source, so a traceback shows the call)."""
+    linecache.cache[where] = (len(CALL_SOURCE), None, [CALL_SOURCE], where)
+    namespace: dict = {}
+    exec(compile(CALL_SOURCE, where, "exec"), namespace)
+    return namespace["forward"]
 
 
 def _clone_of(tensor: torch.Tensor, shape, dtype, generator) -> torch.Tensor:
@@ -465,16 +487,17 @@ def make_case(s: Sample, aten: str | None, tolerance) -> Case:
     if op.name in NONUNIQUE_OPS:
         tags.add("nonunique")
     rtol, atol = tolerance
+    where = f"cases/opinfo.py (OpInfo {name} sample {s.index})"
     return Case(
         id=f"opinfo.{name}.{s.index}.{digest}",
-        build=functools.partial(OpInfoCall, op.op, s.template),
+        build=functools.partial(OpInfoCall, op.op, s.template, where),
         inputs=tuple(T(*t.shape, dtype=t.dtype, gen=functools.partial(_clone_of, t)) for t in tensors),
         kind="opinfo",
         ops=(aten,) if aten else (),
         tags=frozenset(tags),
         rtol=rtol,
         atol=atol,
-        defined_at=f"cases/opinfo.py (OpInfo {name} sample {s.index})",
+        defined_at=where,
     )
 
 

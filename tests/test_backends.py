@@ -279,3 +279,81 @@ def test_the_tosa_reference_model_runs_a_graph_without_inputs(tmp_path):
     finally:
         engine.close()
     assert result.passed, result
+
+
+def test_the_tosa_reference_model_refuses_a_dynamic_signature_and_runs_zero_size_outputs(tmp_path):
+    # OpInfo's dynamic variants of clone, contiguous, flip of a size-1 dim: @main returns its dynamic input.
+    # tosa-opt's level check passed it (no op uses the dim), and the model aborted (std::length_error: CRASH)
+    # or wrote a (1, 0, -1) .npy header numpy cannot reshape (UNKNOWN, "cannot reshape array of size 0").
+    (tmp_path / "identity.py").write_text(
+        "import torch\nfrom conformance import op, T, Dyn\n\nn = Dyn('n', 2, 5)\n\n"
+        "CASES = [\n"
+        "    op('clone.dynamic', torch.clone, T(n, 3, n)),\n"
+        "    op('clone.zero_size.dynamic', torch.clone, T(1, 0, n)),\n"
+        "    op('clone.zero_size', torch.clone, T(1, 0, 3)),\n"
+        "]\n"
+    )
+    engine = Engine(Settings(backends=["tosa-ref"], case_paths=[str(tmp_path)], default_cases=False))
+    try:
+        results = {r.case: r for r in engine.run([(c, "tosa-ref") for c in ("clone.dynamic", "clone.zero_size.dynamic", "clone.zero_size")])}
+    finally:
+        engine.close()
+    for case in ("clone.dynamic", "clone.zero_size.dynamic"):
+        result = results[case]
+        assert (result.stage, result.code) == ("compile", "DYNAMIC_SHAPE_UNSUPPORTED"), result
+        assert "argument 0: tensor<" in result.explanation and "?" in result.explanation
+    # Its static twin, a zero-size output (torch-mlir's TOSA lowering of an op refuses a zero-size tensor), runs right.
+    assert results["clone.zero_size"].passed, results["clone.zero_size"]
+
+
+def test_an_output_file_numpy_cannot_read_is_a_tool_error_naming_it(tmp_path):
+    # What the real model wrote for a graph returning its tensor<1x0x?xf32> input: a -1 dim in the header.
+    import subprocess
+
+    import numpy as np
+
+    from conformance.classify import classify_error
+    from conformance.toolchain.tools import ToolError
+    from conformance.toolchain.tosa_reference import _load_output, find_tool
+
+    (tmp_path / "m.mlir").write_text(
+        "func.func @main(%arg0: tensor<1x0x?xf32>) -> tensor<1x0x?xf32> {\n  return %arg0 : tensor<1x0x?xf32>\n}\n"
+    )
+    subprocess.run([find_tool("tosa-opt"), "m.mlir", "--tosa-validate", "--tosa-serialize", "--tosa-flatbuffer-filename=m.tosa", "-o", "/dev/null"], cwd=tmp_path, check=True)
+    np.save(tmp_path / "in.npy", np.ones((1, 0, 5), np.float32))
+    subprocess.run(
+        [find_tool("tosa_reference_model"), "--tosa_file", "m.tosa", "--output_dir", ".", "--ifm_name", "TosaInput_0",
+         "--ifm_file", "in.npy", "--ofm_name", "TosaInput_0", "--ofm_file", "out.npy"],
+        cwd=tmp_path, check=True, env={"TOSA_MODEL_NO_BACKTRACE": "1"},
+    )
+    with pytest.raises(ToolError) as raised:
+        _load_output(tmp_path / "out.npy")
+    assert "out.npy" in str(raised.value) and "(1, 0, -1)" in str(raised.value)
+    classified = classify_error("run", raised.value)
+    assert classified.code == "RUNTIME_ERROR", classified
+    assert "out.npy, which numpy cannot read" in classified.explanation
+
+
+def test_an_op_without_a_lowering_for_its_dtype_fails_the_same_way_with_dynamic_dims(tmp_path):
+    # torch-mlir's "failed to legalize operation 'torch.aten.relu'" reads the same for integer relu (no TOSA
+    # lowering at all) and for tanh gelu on a '?' dim (a lowering that bails on it); fuzz counted the dynamic
+    # integer relu as a new DYNAMIC_SHAPE_UNSUPPORTED group. The lower stage's static twin tells them apart.
+    (tmp_path / "twins.py").write_text(
+        "import torch\nimport torch.nn.functional as F\nfrom conformance import op, T, Dyn\n\nn = Dyn('n', 2, 5)\n\n"
+        "CASES = [\n"
+        "    op('relu.i32', torch.relu, T(3, 4, dtype=torch.int32)),\n"
+        "    op('relu.i32.dynamic', torch.relu, T(n, 4, dtype=torch.int32)),\n"
+        "    op('gelu.tanh.dynamic', lambda x: F.gelu(x, approximate='tanh'), T(2, n, 8), ops=('aten.gelu',)),\n"
+        "]\n"
+    )
+    engine = Engine(Settings(backends=["tosa"], case_paths=[str(tmp_path)], default_cases=False))
+    try:
+        results = {r.case: r for r in engine.run([(c, "tosa") for c in ("relu.i32", "relu.i32.dynamic", "gelu.tanh.dynamic")])}
+    finally:
+        engine.close()
+    static, dynamic = results["relu.i32"], results["relu.i32.dynamic"]
+    assert (static.stage, static.code, static.op) == ("lower", "UNSUPPORTED_OP", "aten.relu"), static
+    assert (dynamic.stage, dynamic.code, dynamic.op) == (static.stage, static.code, static.op), dynamic
+    gelu = results["gelu.tanh.dynamic"]
+    assert (gelu.stage, gelu.code, gelu.op) == ("lower", "DYNAMIC_SHAPE_UNSUPPORTED", "aten.gelu"), gelu
+    assert "static twin (each dynamic dim made 2): lowers" in gelu.details

@@ -49,3 +49,18 @@ def test_a_contract_pipeline_failure_is_the_contracts_whatever_its_options_menti
     pipeline = CONTRACT_PIPELINE.format(options=" backend-legal-ops=aten.linalg_vector_norm extra-library=")
     found = classify_text("contract", f"conformance.toolchain.mlir.PipelineError: {PipelineError(pipeline, ATANH_ILLEGAL)}")
     assert found.explanation.startswith("torch-mlir cannot lower aten.atanh to the torch backend contract ("), found.explanation
+
+
+def test_an_unknown_failure_whose_first_line_only_announces_the_next_says_the_next():
+    # The run of 2026-11-26 showed 44 UNKNOWN explanations ending "killed by signal SIGABRT (6):" and nothing
+    # after it; the line it announced (what the tool threw) was in the details only.
+    text = (
+        "conformance.toolchain.tools.ToolError: some_runner killed by signal SIGABRT (6):\n"
+        "terminate called after throwing an instance of 'std::length_error'\n"
+        "  what():  cannot create std::vector larger than max_size()\n"
+    )
+    found = classify_text("run", text)
+    assert found.code == "UNKNOWN"
+    assert found.explanation.endswith("SIGABRT (6): terminate called after throwing an instance of 'std::length_error'")
+    alone = classify_text("run", "conformance.toolchain.tools.ToolError: some_runner exited with status 3:\n")
+    assert alone.explanation.endswith("status 3: (nothing more)")

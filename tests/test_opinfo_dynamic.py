@@ -35,3 +35,18 @@ def test_every_dim_of_size_two_or_more_is_dynamic_and_the_values_are_the_sample_
 def test_a_sample_without_a_dim_of_size_two_has_no_variant():
     assert dynamic_variant(opinfo_like(torch.randn(1, 1), torch.randn(0))) is None
     assert dynamic_variant(opinfo_like(torch.tensor(2.0))) is None  # 0-d
+
+
+def test_the_exported_graph_of_an_opinfo_case_points_at_its_sample_not_the_generic_forward():
+    # Every OpInfo diagnostic said "cases/_opinfo.py":323 (OpInfoCall.forward, the same line for all samples);
+    # torch-mlir's importer takes a node's location from its stack trace, innermost frame first.
+    import re
+
+    from cases._opinfo import OpInfoCall, Slot
+
+    where = "cases/opinfo.py (OpInfo flip sample 5)"
+    module = OpInfoCall(torch.flip, (Slot(0), ([0],), {}), where)  # flip(input, [0]) as a sample's template says
+    program = torch.export.export(module, (torch.randn(2, 3),), strict=False)
+    (flip,) = [n for n in program.graph.nodes if n.op == "call_function"]
+    files = re.findall(r'File "([^"]+)", line (\d+)', flip.meta["stack_trace"])
+    assert files[-1] == (where, "1"), flip.meta["stack_trace"]

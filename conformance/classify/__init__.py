@@ -126,7 +126,20 @@ def classify_text(stage: str, text: str, details: str | None = None) -> Classifi
             code, op, explanation = found
             return Classification(code, explanation, op, details if details is not None else text, parsed=True)
     line = error_line(text) or first_error_line(text) or text.split("\n", 1)[0]
-    return Classification(Code.UNKNOWN, f"{stage} failed: {line}", details=details if details is not None else text, parsed=True)
+    return Classification(Code.UNKNOWN, f"{stage} failed: {_said(line, text)}", details=details if details is not None else text, parsed=True)
+
+
+def _said(line: str, text: str) -> str:
+    """`line`, and when it only announces what follows (`tool killed by signal SIGABRT (6):`), the line it announces:
+    an UNKNOWN's explanation is all a reader sees of it."""
+    if not line.endswith(":"):
+        return line
+    lines = [l.strip() for l in text.splitlines()]
+    at = next((i for i, l in enumerate(lines) if line in (l, clean(l))), None)
+    if at is None:
+        return line
+    following = next((l for l in lines[at + 1 :] if l), "")
+    return f"{line} {following}" if following else f"{line} (nothing more)"
 
 
 def _quoted(output: str) -> str:

@@ -22,6 +22,10 @@ REASONS = [
     (re.compile(r"(PendingUnbackedSymbolNotFound: [^\n]*)"), "an output size that depends on the input data"),
     (re.compile(r"(Could not guard on data-dependent expression[^\n]*|GuardOnDataDependentSymNode[^\n]*|data-dependent[^\n]*)"), "data-dependent control flow or shape"),
     (re.compile(r"(Constraints violated[^\n]*|specialized to be a constant[^\n]*|[\w ]*marked as dynamic but[^\n]*)"), "a dynamic dimension that the model specializes"),
+    # A dynamic dim reaching PyTorch code that needs a concrete size: a C++ accessor, or a Python check
+    # that prints the symbolic size it got (`got Min(2, s26)`: s26 is the dim's symbol).
+    (re.compile(r"(Cannot call \w+\(\) on tensor with symbolic sizes/strides|^(?:ValueError|TypeError): [^\n]*\bgot [^\n]*\bs\d+\b[^\n]*)", re.M),
+     "PyTorch's code needs a concrete size where the dynamic dim is symbolic"),
     (re.compile(r"(Unsupported: [^\n]+)"), "a construct torch.export does not support"),
     (re.compile(r"((?:[Oo]utput|Expected .*output)[^\n]*(?:not a tensor|non-tensor|type)[^\n]*)"), "a non-tensor output"),
     (re.compile(r"(aten\.[\w.]+ (?:is not|has no) [^\n]+)"), "an op with no export support"),

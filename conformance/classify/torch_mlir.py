@@ -8,7 +8,7 @@ from conformance.classify.text import clean, current_op, error_line, short
 from conformance.dtypes import VTENSOR
 from conformance.taxonomy import Code
 from conformance.toolchain import lowerings
-from conformance.toolchain.mlir import LEFT_OPERANDS, UNCONVERTED
+from conformance.toolchain.mlir import LEFT_OPERANDS, STATIC_TWIN, UNCONVERTED
 
 # A torch-mlir pass pipeline failed: the framework's PipelineError names the pipeline; the bindings'
 # MLIRError, as a backend lets it escape, says only this; torch-mlir's own TorchMlirCompilerError
@@ -30,6 +30,7 @@ IMPORTER_STATIC = re.compile(r"(aten\.\w+)(?:\.\w+)? `([\w.]+)` must be (?:a )?s
 # follows, naming the ATen op the node came from.
 IMPORTER_UNIMPLEMENTED = re.compile(r"Unimplemented call_function: target=(?:<function (\w+)|<built-in function (\w+)|([\w.]+))")
 ORIGINAL_ATEN = re.compile(r"'original_aten': <OpOverload\(op='(aten\.\w+)'")
+TWIN_FAILS_TOO = re.compile(rf"^{re.escape(STATIC_TWIN)} fails", re.M)
 UNCONVERTED_OPS = re.compile(rf"^{re.escape(UNCONVERTED)} (.+)$", re.M)
 # The function itself is illegal in the target: its signature holds non-tensor values (a forward
 # returning Python scalars), which the TOSA and linalg backend contracts do not take.
@@ -163,7 +164,9 @@ def parse(stage: str, text: str):
         op = legalize.group(1).removeprefix("torch.")
         # A dynamic-shape helper op (aten.size.int, sym ops) failing means the dynamic case, not the op.
         line = next((clean(l) for l in text.splitlines() if legalize.group(1) in l and "error" in l), legalize.group(0))
-        if op in ("aten.size.int", "aten.sym_size.int") or "?" in _types_of(text, legalize.group(1)):
+        # The op fails with static dims too (integer relu has no lowering at all): not the dynamic dims' fault.
+        dynamic = "?" in _types_of(text, legalize.group(1)) and not TWIN_FAILS_TOO.search(text)
+        if op in ("aten.size.int", "aten.sym_size.int") or dynamic:
             return (
                 Code.DYNAMIC_SHAPE_UNSUPPORTED,
                 op,

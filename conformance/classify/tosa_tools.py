@@ -17,6 +17,8 @@ UNSERIALIZABLE = re.compile(r"unsupported tosa operator ([\w.]+)")
 MISSING = re.compile(r"(tosa-opt|tosa_reference_model) was not found")
 # The model itself died (a C++ exception nobody caught, an assertion): no check of the spec said why.
 KILLED = re.compile(r"tosa_reference_model killed by signal (\w+)[^\n]*\n?(?:terminate called after throwing[^\n]*\n\s*what\(\):\s*([^\n]+))?")
+# It exited 0 but its outputs are missing or unreadable (toolchain/tosa_reference.py says which).
+BAD_OUTPUT = re.compile(r"tosa_reference_model exited with status 0:\n(wrote [^\n]+)")
 
 
 def parse(stage: str, text: str):
@@ -43,6 +45,9 @@ def parse(stage: str, text: str):
             signal, what = killed.groups()
             why = f": {short(what, 200)}" if what else ""
             return Code.CRASH, None, f"the TOSA reference model crashed ({signal}){why}"
+        bad = BAD_OUTPUT.search(text)
+        if bad:
+            return Code.RUNTIME_ERROR, None, f"the TOSA reference model succeeded but {short(bad.group(1), 200)}"
         return None
     if "tosa-opt" in text:
         foreign = FOREIGN_OP.search(text)

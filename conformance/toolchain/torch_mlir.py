@@ -16,6 +16,7 @@ module.
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 
 import torch
@@ -26,7 +27,7 @@ from conformance.compare import describe
 from conformance.taxonomy import Code
 from conformance.toolchain.decompose import decompose, settle
 from conformance.toolchain.lowerings import Lowering
-from conformance.toolchain.mlir import LEFT_OPERANDS, UNCONVERTED, PipelineError, opt_command, run_pipeline, walk, write_ir
+from conformance.toolchain.mlir import LEFT_OPERANDS, STATIC_TWIN, UNCONVERTED, PipelineError, opt_command, run_pipeline, walk, write_ir
 
 CONTRACT_PIPELINE = (
     "builtin.module(func.func(torch-match-quantized-custom-ops),"
@@ -152,7 +153,7 @@ class TorchMlirBackend(Backend):
         try:
             run_pipeline(lowered, pipeline)
         except PipelineError as e:
-            raise with_unconverted_ops(e, lowered) from None
+            raise with_static_twin(with_unconverted_ops(e, lowered), contract, pipeline) from None
         return lowered
 
 
@@ -181,6 +182,43 @@ def with_unconverted_ops(error: PipelineError, module) -> PipelineError:
     if not left:
         return error
     return PipelineError(error.pipeline, f"{error.diagnostics}\n{UNCONVERTED} {', '.join(left)}")
+
+
+# The op a conversion gave up on; its printed types, and a dynamic dim in a torch tensor type.
+GAVE_UP = re.compile(r"failed to legalize operation '(torch\.[\w.]+)'[^\n]*?: ([^\n]*)")
+DYNAMIC_DIM = re.compile(r"(!torch\.vtensor<\[)([^\]]*\?[^\]]*)(\])")
+STATIC_TWIN_SIZE = int(re.search(r"made (\d+)", STATIC_TWIN).group(1))  # the same for every dim: broadcasts stay valid
+
+
+def with_static_twin(error: PipelineError, contract, pipeline: str) -> PipelineError:
+    """`error`, saying whether the op it gave up on, with dynamic dims, lowers once its dims are static.
+
+    "failed to legalize operation 'torch.aten.relu'" reads the same whether the op has no lowering
+    for its types (integer relu) or one that bails on a '?' dim (gelu): only the static twin
+    (the module with every '?' made STATIC_TWIN_SIZE) tells, and the classifier reads its answer.
+    A twin that does not parse or fails elsewhere says nothing.
+    """
+    failed = GAVE_UP.search(error.diagnostics)
+    if not failed or "?" not in failed.group(2):
+        return error
+    op = failed.group(1)
+    text = DYNAMIC_DIM.sub(lambda m: m.group(1) + m.group(2).replace("?", str(STATIC_TWIN_SIZE)) + m.group(3), str(contract))
+    try:
+        from torch_mlir import ir
+
+        with contract.context:
+            twin = ir.Module.parse(text).operation
+        run_pipeline(twin, pipeline)
+    except PipelineError as twin_error:
+        again = GAVE_UP.search(twin_error.diagnostics)
+        if not again or again.group(1) != op:
+            return error
+        said = f"{STATIC_TWIN} fails to legalize {op} too"
+    except Exception:  # the twin is not valid IR (a size the program fixed elsewhere): no answer
+        return error
+    else:
+        said = f"{STATIC_TWIN} lowers"
+    return PipelineError(error.pipeline, f"{error.diagnostics}\n{said}")
 
 
 class _BuffersInStateDict:

@@ -67,6 +67,30 @@ class Serialized:
     outputs: list[str]  # the tensor name of each result, in order (names may repeat)
 
 
+def _main(lowered):
+    return next(op for op in lowered.regions[0].blocks[0].operations if op.operation.name == "func.func")
+
+
+def dynamic_signature(lowered) -> list[str]:
+    """@main's arguments and results whose type has a dynamic dim: `argument 0: tensor<?x4xf32>`, ...
+
+    The reference model runs static shapes only (TOSA 1.0 levels). tosa-opt's level check
+    rejects a dynamic dim where an op uses it, but not in the function's signature: a graph
+    that returns its input (clone, contiguous, a flip of a size-1 dim) serializes with -1 dims,
+    and the model then aborts (std::length_error), rejects the input's size, or writes an
+    output whose .npy header holds the -1.
+    """
+    from torch_mlir import ir
+
+    function = _main(lowered).attributes["function_type"].value
+    found = []
+    for kind, types in (("argument", function.inputs), ("result", function.results)):
+        for i, t in enumerate(types):
+            if isinstance(t, ir.RankedTensorType) and not t.has_static_shape:
+                found.append(f"{kind} {i}: {t}")
+    return found
+
+
 def output_names(lowered) -> list[str]:
     """The flatbuffer's name for each result of @main, as tosa-opt's serializer assigns them.
 
@@ -75,7 +99,7 @@ def output_names(lowered) -> list[str]:
     """
     from torch_mlir import ir
 
-    main = next(op for op in lowered.regions[0].blocks[0].operations if op.operation.name == "func.func")
+    main = _main(lowered)
     names, numbered = [], {}
     for value in main.regions[0].blocks[-1].operations[-1].operands:
         if isinstance(value, ir.BlockArgument):
@@ -126,6 +150,13 @@ class TosaReferenceBackend(TorchMlirBackend):
         return Serialized(path, meta["outputs"])
 
     def compile(self, lowered, case_run: CaseRun) -> Serialized:
+        dynamic = dynamic_signature(lowered)
+        if dynamic:
+            raise StageFailure(
+                Code.DYNAMIC_SHAPE_UNSUPPORTED,
+                f"the TOSA reference model runs static shapes only (TOSA 1.0 levels), and @main's "
+                f"{'; '.join(dynamic)} has a dynamic dim (tosa-opt's level check passes a dynamic signature)",
+            )
         workdir = case_run.workdir
         source = self.cache_input(lowered, case_run)
         flatbuffer = workdir / "model.tosa"
@@ -167,8 +198,18 @@ class TosaReferenceBackend(TorchMlirBackend):
         missing = [f for f in ofm if not (workdir / f).exists()]
         if missing:
             raise ToolError("tosa_reference_model", 0, f"wrote no {', '.join(missing)}\n{proc.stdout}\n{proc.stderr}")
-        outputs = [to_tensor(np.load(workdir / f)) for f in ofm]
+        outputs = [_load_output(workdir / f) for f in ofm]
         return unsigned_as_eager(outputs[0] if len(outputs) == 1 else tuple(outputs), case_run)
+
+
+def _load_output(path: Path) -> torch.Tensor:
+    """An output file the model wrote, or a ToolError saying what is wrong with it (not a bare numpy error)."""
+    try:
+        return to_tensor(np.load(path))
+    except ValueError as error:  # a header numpy cannot honour, e.g. a -1 dim from a dynamic graph output
+        start = path.read_bytes()[:256].decode("latin-1")
+        header = start[start.find("{") : start.find("}") + 1]  # the .npy header's dict, without its magic bytes
+        raise ToolError("tosa_reference_model", 0, f"wrote {path.name}, which numpy cannot read ({error}); its header: {header}") from error
 
 
 def tosa_constants(module) -> int:
