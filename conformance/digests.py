@@ -6,10 +6,13 @@ program) both use it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
 from typing import Any
+
+SKIPPED = ("__pycache__",)
 
 
 def digest(*parts: Any) -> str:
@@ -24,6 +27,31 @@ def digest(*parts: Any) -> str:
             h.update(part if isinstance(part, bytes) else json.dumps(part, sort_keys=True, default=str).encode())
         h.update(b"\0")
     return h.hexdigest()
+
+
+def tree_digest(root: str | Path) -> str | None:
+    """Every file under a directory (or one file), by its relative name and content; None when it is gone.
+
+    Bytecode caches and dot-names are left out: they change without the source changing.
+    """
+    path = Path(root)
+    if path.is_file():
+        return digest(path.name, path)
+    if not path.is_dir():
+        return None
+    h = hashlib.sha256()
+    for f in sorted(path.rglob("*")):
+        relative = f.relative_to(path)
+        if any(part.startswith(".") or part in SKIPPED for part in relative.parts) or not f.is_file():
+            continue
+        h.update(str(relative).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+@functools.cache
+def code_digest() -> str:
+    """conformance's own code: how it exports, lowers, classifies and judges is part of every result."""
+    return tree_digest(Path(__file__).parent) or ""
 
 
 def values_digest(value: Any) -> str:

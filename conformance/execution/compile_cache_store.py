@@ -15,7 +15,8 @@ release of one tool re-does only the stages that tool takes part in:
 
     lowered key  what the case is (case_fingerprint) + the backend and its flags
                  + every version but the compiler's and the runtime's (torch,
-                 torch-mlir, ...): export, import and lowering
+                 torch-mlir, ..., and conformance's own code, which drives
+                 them and classifies their failures): export, import and lowering
     IR key       the exact IR bytes handed to the compiler + the flags + the
                  compiler's version (and the host CPU's model, only for an
                  artifact compiled for `host`): the compile
@@ -47,12 +48,13 @@ import os
 import tempfile
 from pathlib import Path
 
-from conformance.digests import digest, values_digest
+from conformance.digests import code_digest, digest, tree_digest, values_digest
 
 # 2: case records carry extras["mutations"]; 3: lowering failures name the torch ops left unconverted;
 # 4: case keys hash the module's torch calls and the input and reference bytes, not source files;
-# 5: keys per stage (lowered, IR, case), each naming only the versions its stage depends on
-FORMAT = 5
+# 5: keys per stage (lowered, IR, case), each naming only the versions its stage depends on;
+# 6: conformance's own code among them (how it exports, lowers and classifies), not in the IR key
+FORMAT = 6
 DEFAULT_LIMIT_BYTES = 4 * 2**30
 
 
@@ -66,7 +68,7 @@ def toolchain() -> dict[str, str | None]:
 
     from conformance.toolchain.versions import toolchain_versions
 
-    versions: dict[str, str | None] = {"format": str(FORMAT), **toolchain_versions()}
+    versions: dict[str, str | None] = {"format": str(FORMAT), **toolchain_versions(), "conformance": code_digest()}
     versions["machine"] = platform.machine()
     try:
         versions[HOST_CPU] = next(
@@ -94,18 +96,6 @@ def frontend_versions(backend) -> dict[str, str | None]:
 def all_versions(backend) -> dict[str, str | None]:
     """Every version, and the host CPU's model only when the backend's compiler depends on it: the case key's."""
     return {k: v for k, v in toolchain().items() if k != HOST_CPU or HOST_CPU in backend.compiler_tools}
-
-
-@functools.cache
-def tree_digest(root: str) -> str:
-    """The content of every .py file under `root` (or of one file): a case's source."""
-    path = Path(root)
-    files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
-    h = hashlib.sha256()
-    for f in files:
-        h.update(str(f.relative_to(path) if path.is_dir() else f.name).encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()
 
 
 def case_fingerprint(case_run, values: str, program: str | None, options: dict) -> str:

@@ -10,43 +10,11 @@ never stale.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
-import conformance
 from conformance import content
-from conformance.digests import digest
-
-SKIPPED = ("__pycache__",)
-
-
-def tree_digest(root: str | Path) -> str | None:
-    """Every file under a directory (or one file), by its relative name and content; None when it is gone.
-
-    Bytecode caches and dot-names are left out: they change without the source changing.
-    """
-    path = Path(root)
-    if path.is_file():
-        return digest(path.name, path)
-    if not path.is_dir():
-        return None
-    h = hashlib.sha256()
-    for f in sorted(path.rglob("*")):
-        relative = f.relative_to(path)
-        if any(part.startswith(".") or part in SKIPPED for part in relative.parts) or not f.is_file():
-            continue
-        h.update(str(relative).encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
-@functools.cache
-def code_digest() -> str:
-    """conformance's own code: the judge is part of every verdict."""
-    return tree_digest(Path(conformance.__file__).parent) or ""
-
 
 def case_entry_points() -> list[str]:
     """The installed plugins that add cases: one installed later adds cases to every selection."""

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance import content
-from conformance.digests import digest
+from conformance.digests import code_digest, digest, tree_digest
 from conformance.execution.compile_cache_store import read_json, toolchain, write_atomically
 from conformance.result import ENDED_BY, FROM_VERDICT_STORE, MACHINE_FREE_ENDINGS, Result
 from conformance.taxonomy import Code, Status
-from conformance.warm.fingerprint import case_entry_points, code_digest, defining_tree, tree_digest
+from conformance.warm.fingerprint import case_entry_points, defining_tree
 
 FORMAT = 2  # 2: the backends' environment variables
 # Settings that decide which cases load, and those that shape a pair's result (the rest: where output goes, limits).
