@@ -155,10 +155,8 @@ def _put(cache, blob):
 def test_conformances_own_code_keys_export_and_lowering_but_not_the_compile():
     """A new conformance exports, lowers and classifies again (a fixed classifier must not meet its old
     verdicts in the cache) and still finds each artifact compiled from the same IR bytes."""
-    from conformance.backends.loader import resolve
     from conformance.digests import code_digest
-    from conformance.execution.compile_cache_store import all_versions, compiler_versions, frontend_versions
 
-    tosa = resolve("tosa")
+    tosa = loader.resolve("tosa")
     assert frontend_versions(tosa)["conformance"] == all_versions(tosa)["conformance"] == code_digest() != ""
     assert "conformance" not in compiler_versions(tosa)
