@@ -291,11 +291,13 @@ def test_the_tosa_reference_model_refuses_a_dynamic_signature_and_runs_zero_size
         "    op('clone.dynamic', torch.clone, T(n, 3, n)),\n"
         "    op('clone.zero_size.dynamic', torch.clone, T(1, 0, n)),\n"
         "    op('clone.zero_size', torch.clone, T(1, 0, 3)),\n"
+        "    op('bmm.dynamic', torch.bmm, T(n, 2, 3), T(n, 3, 4)),\n"
         "]\n"
     )
     engine = Engine(Settings(backends=["tosa-ref"], case_paths=[str(tmp_path)], default_cases=False))
+    ids = ("clone.dynamic", "clone.zero_size.dynamic", "clone.zero_size", "bmm.dynamic")
     try:
-        results = {r.case: r for r in engine.run([(c, "tosa-ref") for c in ("clone.dynamic", "clone.zero_size.dynamic", "clone.zero_size")])}
+        results = {r.case: r for r in engine.run([(c, "tosa-ref") for c in ids])}
     finally:
         engine.close()
     for case in ("clone.dynamic", "clone.zero_size.dynamic"):
@@ -304,6 +306,9 @@ def test_the_tosa_reference_model_refuses_a_dynamic_signature_and_runs_zero_size
         assert "argument 0: tensor<" in result.explanation and "?" in result.explanation
     # Its static twin, a zero-size output (torch-mlir's TOSA lowering of an op refuses a zero-size tensor), runs right.
     assert results["clone.zero_size"].passed, results["clone.zero_size"]
+    # Where an op uses the dynamic dim, tosa-opt's level check speaks first and names it.
+    bmm = results["bmm.dynamic"]
+    assert (bmm.stage, bmm.code, bmm.op) == ("compile", "DYNAMIC_SHAPE_UNSUPPORTED", "tosa.matmul"), bmm
 
 
 def test_an_output_file_numpy_cannot_read_is_a_tool_error_naming_it(tmp_path):
