@@ -16,8 +16,10 @@ PARSE_ERRORS = re.compile(
 # A call that fails, or a later wait on its results (reading an output back); iree-run-module (a run
 # elsewhere: remote/) prints the status alone, after the line execution/remote_verdicts.py puts first.
 RUNTIME = re.compile(
-    r"(Error invoking function|synchronous fence failure|iree-run-module exited with status \d+):\s+(?:[\w/.]+:\d+: )?([A-Z_]+); ([^;\n]+)"
+    r"(Error invoking function|synchronous fence failure|iree-run-module exited with status \d+):\s+(?:[\w/.<>]+:\d+: )?([A-Z_]+); ([^;\n]+)"
 )
+# A check the compiled program makes, as the lowering that emitted it words it: "onnx.Expand input has ...".
+CHECKING_OP = re.compile(r"((?:onnx|torch|tosa|stablehlo)\.[\w.]+) ")
 
 
 # IREE's Python runtime reading an output whose element type has no NumPy dtype (complex<f16>: torch.chalf).
@@ -38,7 +40,8 @@ def parse(stage: str, text: str):
     if match:
         when, status, message = match.groups()
         reading = " reading an output back" if when == "synchronous fence failure" else ""
-        return Code.RUNTIME_ERROR, None, f"the IREE runtime failed{reading} ({status}): {short(message, 200)}"
+        op = CHECKING_OP.match(message)
+        return Code.RUNTIME_ERROR, op and op.group(1), f"the IREE runtime failed{reading} ({status}): {short(message, 200)}"
     return None
 
 

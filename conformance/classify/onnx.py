@@ -32,6 +32,7 @@ CONTAINER_ELEMENT = re.compile(r"Unsupport(?:ed)? (list|optional) element type")
 ATTRIBUTE_TYPE = re.compile(r"does not support generic node attribute type (\w+) with ID \d+\.[^\n]*?name: \"([^\"]*)\"", re.S)
 NOT_TOPOLOGICAL = re.compile(r"Non topologically produced ONNX (node input|graph output) '([^']*)'")
 CHECKER = re.compile(r"checker\.ValidationError: (.*)")
+SHAPE_INFERENCE = re.compile(r"\[ShapeInferenceError\] ([^\n]+)")
 CHECKED_NODE = re.compile(r"Bad node spec for node\. Name: *\S* OpType: (\w+)")
 # `{torch.onnx.to = 17 : si64, torch.onnx.axis = 0 : si64}`: a node's attributes as imported.
 ATTRIBUTE = re.compile(r"torch\.onnx\.(\w+) = ([^,:}]+?)\s*(?::[^,}]*)?(?=[,}])")
@@ -161,6 +162,9 @@ def _element_name(number: int) -> str:
 
 
 def _checker(text: str):
+    inferred = SHAPE_INFERENCE.search(text)
+    if inferred:  # shapes the model declares that its nodes do not produce (the importer infers them first)
+        return Code.VERIFIER_ERROR, None, f"onnx's shape inference rejects the model: {short(inferred.group(1), 200)}"
     match = CHECKER.search(text)
     if not match:
         return None
