@@ -43,14 +43,17 @@ def verdicts(directory: Path) -> dict:
     return {(r["case"], r["backend"]): (r["status"], r["stage"], r["code"], r["op"], r["explanation"]) for r in rows}
 
 
-def wait_for_results(output: Path, count: int, proc: subprocess.Popen, timeout: float = 240) -> Path:
+def wait_for_results(output: Path, count: int, proc: subprocess.Popen, timeout: float = 240, cases: int = 1) -> Path:
+    """The report directory once it holds `count` results, of at least `cases` cases (each job is one case's:
+    two cases' results mean both actors are running jobs, however slowly one of them started)."""
     deadline = time.time() + timeout
     while time.time() < deadline and proc.poll() is None:
-        found = [p for p in output.glob("*/results.jsonl") if len(p.read_text().splitlines()) >= count]
-        if found:
-            return found[0].parent
+        for path in output.glob("*/results.jsonl"):
+            rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+            if len(rows) >= count and len({r["case"] for r in rows}) >= cases:
+                return path.parent
         time.sleep(0.2)
-    raise AssertionError(f"no {count} results in {output} (exit status {proc.poll()})")
+    raise AssertionError(f"no {count} results of {cases} cases in {output} (exit status {proc.poll()})")
 
 
 @pytest.fixture
@@ -78,7 +81,9 @@ def test_a_node_killed_mid_run_loses_nothing_and_the_verdicts_are_the_lanes_ones
     proc = subprocess.Popen(nightly_command(*OPTIONS, "--executor", "ray", "--address", cluster.address, "--output-dir", str(output)),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
-        directory = wait_for_results(output, 2, proc)
+        # Both actors busy, each with a job that hangs 10 s: the worker node dies with a job in flight. Killed after
+        # the first results alone, it could die before its actor (slower to start on a loaded machine) had a job.
+        directory = wait_for_results(output, 2, proc, cases=2)
         cluster.remove_node(worker, allow_graceful=False)  # the raylet, its actor and the actor's child: SIGKILL
         _, stderr = proc.communicate(timeout=300)
     finally:
