@@ -29,10 +29,13 @@ def digest(*parts: Any) -> str:
     return h.hexdigest()
 
 
+@functools.cache
 def tree_digest(root: str | Path) -> str | None:
     """Every file under a directory (or one file), by its relative name and content; None when it is gone.
 
-    Bytecode caches and dot-names are left out: they change without the source changing.
+    Bytecode caches and dot-names are left out: they change without the source changing. Read once
+    per process: the compile cache asks it for every case of a tree (a torch-mlir checkout's e2e
+    package is 4 MB), and a command's trees do not change while it runs.
     """
     path = Path(root)
     if path.is_file():
