@@ -65,6 +65,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tabulate import tabulate  # noqa: E402
 
 from conformance.cases.registry import Registry, discover  # noqa: E402
+from conformance.result import FROM_VERDICT_STORE  # noqa: E402
 from conformance.settings import DEFAULT_BATCH, DEFAULT_RERUNS  # noqa: E402
 
 RUNNER = Path(__file__).resolve().parent / "torch_mlir_runner.py"
@@ -184,14 +185,15 @@ def run_ours(tree: Path, case_paths: list[str], keyword: str, backend: str, cach
     results = list(latest.values())
     run = json.loads((report_dir / "run.json").read_text())
     shutil.rmtree(reports, ignore_errors=True)
+    stored = [bool((r.get("extras") or {}).get(FROM_VERDICT_STORE)) for r in results]
     stages = Counter()
-    for r in results:
-        if not (r.get("extras") or {}).get("from_verdict_store"):  # answered from the store: its timings are another run's
+    for r, from_store in zip(results, stored):
+        if not from_store:  # answered from the store: its timings are another run's
             stages.update(r.get("timings") or {})
     return {
         "wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "n": len(results), "pass": sum(r["status"] == "pass" for r in results),
         "peak_rss_mb": run.get("peak_rss_mb", 0.0), "stages": dict(stages), "outside": max(0.0, wall - sum(stages.values())),
-        "from_store": sum(bool((r.get("extras") or {}).get("from_verdict_store")) for r in results),
+        "from_store": sum(stored),
         "verdicts": sorted("\t".join(str(r.get(k)) for k in ("case", "status", "stage", "code", "op")) for r in results),
     }  # fmt: skip
 

@@ -202,7 +202,7 @@ def answer_from_store(args) -> int | None:
         return None
     started = time.monotonic()
     specs = list(selection.backends)
-    settings = ro.settings_from(args, specs, args.backend_options)
+    settings.backends = specs  # the specs the selection resolved (the shipped matrix when none were given)
     names = list(selection.backends.values())
     key_of = pair_keys(selection, settings, {name: spec for spec, name in selection.backends.items()})
     pairs = matrix_pairs(list(selection.cases), names)
@@ -290,7 +290,7 @@ def run(args) -> int:
 
     pairs = matrix_pairs([c.id for c in cases], run.names, shard, done, durations)
     key_of = pair_keys(selection, run.settings, dict(zip(run.names, specs)))
-    stored = {pair: result for pair in pairs if (result := store.get(key_of(pair)) if selection else None) is not None}
+    stored = {pair: result for pair in pairs if (result := store.get(key_of(pair))) is not None} if selection else {}
     to_run = [pair for pair in pairs if pair not in stored]
     jobs = plan(to_run, run.settings.batch_size, run.compiled_alone(cases))
     run.check_xfails()

@@ -23,7 +23,8 @@ KEPT_DIAGNOSTICS = 10_000
 UNCONVERTED = "torch ops left unconverted:"
 # What the lower stage appends when the op a conversion gave up on had a dynamic dim: how its
 # static twin fared (toolchain/torch_mlir.py with_static_twin), followed by "lowers" or "fails ... too".
-STATIC_TWIN = "static twin (each dynamic dim made 2):"
+STATIC_TWIN_SIZE = 2  # the same for every dim: broadcasts between dynamic dims stay valid
+STATIC_TWIN = f"static twin (each dynamic dim made {STATIC_TWIN_SIZE}):"
 # Ops MLIR may name when a conversion fails though they are only operands of the op it could not
 # convert (a scalar constant, masked_select's boolean mask as a tensor literal): then the lower stage
 # appends UNCONVERTED.

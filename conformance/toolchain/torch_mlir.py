@@ -27,7 +27,7 @@ from conformance.compare import describe
 from conformance.taxonomy import Code
 from conformance.toolchain.decompose import decompose, settle
 from conformance.toolchain.lowerings import Lowering
-from conformance.toolchain.mlir import LEFT_OPERANDS, STATIC_TWIN, UNCONVERTED, PipelineError, opt_command, run_pipeline, walk, write_ir
+from conformance.toolchain.mlir import LEFT_OPERANDS, STATIC_TWIN, STATIC_TWIN_SIZE, UNCONVERTED, PipelineError, opt_command, run_pipeline, walk, write_ir
 
 CONTRACT_PIPELINE = (
     "builtin.module(func.func(torch-match-quantized-custom-ops),"
@@ -187,7 +187,6 @@ def with_unconverted_ops(error: PipelineError, module) -> PipelineError:
 # The op a conversion gave up on; its printed types, and a dynamic dim in a torch tensor type.
 GAVE_UP = re.compile(r"failed to legalize operation '(torch\.[\w.]+)'[^\n]*?: ([^\n]*)")
 DYNAMIC_DIM = re.compile(r"(!torch\.vtensor<\[)([^\]]*\?[^\]]*)(\])")
-STATIC_TWIN_SIZE = int(re.search(r"made (\d+)", STATIC_TWIN).group(1))  # the same for every dim: broadcasts stay valid
 
 
 def with_static_twin(error: PipelineError, contract, pipeline: str) -> PipelineError:

@@ -14,8 +14,10 @@ unchanged test from its action cache).
     store.py        selections (which cases a command line chose, from which files) and results, on disk
 
 A result is stored only when its verdict cannot depend on the machine or
-the moment: a pass, a skip or a failure, not a TIMEOUT, a CRASH (a killed
-process may be the machine's doing), a FLAKY, an UNKNOWN or a missing tool.
+the moment (store.storable): a pass, a skip or a failure; a hang or a crash
+only when what ended it says nothing of the machine (a flood of output, a
+signal such as SIGSEGV), not a budget, the memory watchdog or a SIGKILL;
+never a FLAKY, an UNKNOWN or a missing tool.
 Any change to a case file, a backend file, conformance's code or a version
 misses, and the pairs run as before.
 """
