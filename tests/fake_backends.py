@@ -14,9 +14,10 @@ import time
 
 import torch
 
-from conformance.backends.protocol import Backend, BatchFailure, batched
+from conformance.backends.protocol import Backend, BatchFailure, StageFailure, batched
 from conformance.run_options import Option, comma_list
 from conformance.backends.protocol import shared
+from conformance.taxonomy import Code
 from conformance.toolchain.iree import IreeBackend
 from conformance.toolchain.lowerings import TOSA
 from conformance.toolchain.mlir import PipelineError, run_pipeline
@@ -300,7 +301,11 @@ OPTIONED = Optioned()
 
 
 class Cached(Scripted):
-    """Scripted, with a compile stage whose output the compile cache keeps (a file naming the case)."""
+    """Scripted, with a compile stage whose output the compile cache keeps (a file naming the case).
+
+    Compile behaviours: "refuse" (the compiler's diagnostic: COMPILER_ERROR), "crash-then-refuse"
+    (a SIGSEGV on odd runs, that diagnostic on even ones: count_run).
+    """
 
     name = "cached"
     stages = ("lower", "compile", "run")
@@ -316,6 +321,11 @@ class Cached(Scripted):
         return path
 
     def compile(self, lowered, case_run):
+        behaviour = self._script().get(case_run.case.id)
+        if behaviour == "crash-then-refuse" and count_run(self.name, case_run.case.id) % 2:
+            die("segfault")
+        if behaviour in ("refuse", "crash-then-refuse"):
+            raise StageFailure(Code.COMPILER_ERROR, "error: 'fake.op' op is not legal for the fake target", op="fake.op")
         compiled = case_run.workdir / "compiled.txt"
         compiled.write_text(self.cache_input(lowered, case_run).read_text())
         return compiled

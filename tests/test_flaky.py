@@ -119,7 +119,7 @@ def test_a_timeout_is_not_rerun():
 def test_the_compile_cache_keeps_only_failures_a_rerun_reproduced(tmp_path, state, monkeypatch):
     """A failure after the frontend is stored once a re-run reproduced it; a refusal of the frontend (before the
     compiler: a translation keyed by the case and the frontend's versions alone) is stored at once and not re-run,
-    so a frontend that flips from process to process goes unseen: re-runs are for the compiler and the runtime."""
+    so a frontend that flips from process to process goes unseen: re-runs are for the runtime and for crashes."""
     monkeypatch.setenv("FAKE_SCRIPT", json.dumps({"tanh": "raise-another-op-each-run", "double": "raise", "add.broadcast": "perturb"}))
     monkeypatch.setenv("FAKE_FLAKY_CASES", "tanh,double")
     pairs = [("tanh", "cached"), ("double", "cached"), ("add.broadcast", "cached")]
@@ -137,6 +137,26 @@ def test_the_compile_cache_keeps_only_failures_a_rerun_reproduced(tmp_path, stat
     assert (state / "cached-tanh").read_text() == "1"
     # A wrong answer is no failure the cache stores (the artifact is): it runs, and is re-run, again.
     assert not again["add.broadcast"].extras.get(REPLAYED) and len(again["add.broadcast"].extras["attempts"]) == 2
+
+
+def test_a_refusal_of_the_compiler_is_stored_at_once_and_its_crash_is_rerun(tmp_path, state, monkeypatch):
+    """The compiler's diagnostic of IR it compiled alone depends on the IR, the flags and its version: not re-run,
+    stored at once; a crash of the same compiler may be the process's doing: re-run (here it refuses the second
+    time, so the pair is FLAKY)."""
+    monkeypatch.setenv("FAKE_SCRIPT", json.dumps({"tanh": "refuse", "double": "crash-then-refuse"}))
+    monkeypatch.setenv("FAKE_FLAKY_CASES", "tanh,double")
+    pairs = [("tanh", "cached"), ("double", "cached")]
+    cache = str(tmp_path / "cache")
+    first = run("CACHED", pairs, cache_dir=cache)
+    refused = first["tanh"]
+    assert (refused.stage, refused.code, refused.op) == ("compile", "COMPILER_ERROR", "fake.op"), refused
+    assert refused.extras.get("refused_by_compiler") and "attempts" not in refused.extras
+    crashed = first["double"]
+    assert crashed.status == "flaky", crashed
+    assert [(a["status"], a.get("code")) for a in crashed.extras["attempts"]] == [("fail", "CRASH"), ("fail", "COMPILER_ERROR")]
+
+    again = run("CACHED", [("tanh", "cached")], cache_dir=cache)["tanh"]
+    assert again.extras.get(REPLAYED) and (again.code, again.op) == ("COMPILER_ERROR", "fake.op"), again
 
 
 # -- judged against xfail sets, in pytest and in updates --------------------------

@@ -65,6 +65,13 @@ LOWERED_LIMIT_BYTES = 64 * 2**20
 CACHE_INPUT = "cache_input"  # CaseRun.notes: the file cache_input() wrote, the IR handed to the compiler
 
 
+def compiler_refusal(backend, stage: str, code: str) -> bool:
+    """The backend's compiler (its cache stage) refusing the IR with a diagnostic a parser read: it depends on
+    the IR's bytes, the flags and the compiler's version, as the IR key says, and not on the process, so it
+    is not re-run (reruns.py). A crash or a hang of the compiler is no refusal: those are re-run."""
+    return backend.cache_stage is not None and stage == backend.cache_stage and code not in NOT_CACHED
+
+
 def frontend_failure(backend, stage: str, code: str) -> bool:
     """A failure of the frontend's translation: a parsed cause in a stage before the backend's compiler
     (its cache stage). It depends on the case and the frontend's versions alone, as the lowered key says:

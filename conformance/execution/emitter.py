@@ -18,10 +18,10 @@ from conformance import result as results
 from conformance.backends.protocol import Backend
 from conformance.classify import Classification
 from conformance.execution.capture import OutputCapture
-from conformance.execution.compile_cache_use import CacheUse, frontend_failure
+from conformance.execution.compile_cache_use import CacheUse, compiler_refusal, frontend_failure
 from conformance.execution.item import Item
 from conformance.execution.messages import Message, ResultMessage, StageStarted
-from conformance.execution.reruns import TRANSLATION, Attempt
+from conformance.execution.reruns import REFUSAL, TRANSLATION, Attempt
 from conformance.result import TOOL
 from conformance.settings import Settings
 
@@ -48,6 +48,8 @@ class Emitter:
         deterministic = self.attempt.records_failure(it.case_id, backend.name, failure.code, failure.op, self.settings.reruns)
         if frontend_failure(backend, stage, failure.code):
             it.run.extras[TRANSLATION] = deterministic = True
+        elif compiler_refusal(backend, stage, failure.code):
+            it.run.extras[REFUSAL] = deterministic = True
         if self.cache and backend.cache_stage and deterministic:
             self.cache.record_failure(backend, it, stage, failure)
         it.run.extras[TOOL] = backend.tool(str(stage))

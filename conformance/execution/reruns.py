@@ -20,9 +20,15 @@ Not re-run:
 - a refusal of the frontend (a parsed failure in a stage before the
   backend's compiler: export, import, contract, lower): a translation of
   the case by torch and torch-mlir, which the compile cache keys by those
-  alone (its lowered key, compile_cache_use.frontend_failure). What may
-  differ from one process to the next is the compiler and the runtime, and
-  a failure there is re-run; so is a crash anywhere.
+  alone (its lowered key, compile_cache_use.frontend_failure);
+- a refusal of the compiler (its diagnostic, read by a parser, at the
+  backend's cache stage): the case was compiled alone by then (a failing
+  batch is split), and what the compiler says of those IR bytes depends on
+  them, its flags and its version, as the IR key does
+  (compile_cache_use.compiler_refusal).
+What may differ from one process to the next is the runtime (threads,
+memory, the device) and a crash or hang of any tool: a wrong answer, a
+runtime error and a crash anywhere are re-run.
 
 Every attempt of a re-run pair is kept in the Result's extras["attempts"]:
 [{"status": "fail", "stage": ..., "code": ..., "op": ..., "explanation": ...}, {"status": "pass"}],
@@ -42,6 +48,7 @@ NOT_RERUN = {Code.TIMEOUT, Code.TOOL_MISSING}
 # Keys a child sets in a Result's extras for the parent's eyes.
 REPLAYED = "replayed_from_cache"  # the failure came out of the compile cache
 TRANSLATION = "refused_by_frontend"  # the frontend's translation failed (before the compiler): not re-run
+REFUSAL = "refused_by_compiler"  # the compiler diagnosed the IR it was given: not re-run
 DIFFERS = "differs_from_first_run"  # --check-determinism: how this pass's outputs differ from attempt 1's
 ATTEMPTS = "attempts"
 
@@ -82,6 +89,7 @@ def wants_rerun(result: Result, attempts: int, reruns: int, check_determinism: b
             and result.code not in NOT_RERUN
             and not result.extras.get(REPLAYED)
             and not result.extras.get(TRANSLATION)
+            and not result.extras.get(REFUSAL)
         )
     return result.passed and check_determinism and attempts == 1
 
