@@ -59,11 +59,19 @@ def nights(tmp_path_factory):
     return out
 
 
-def test_a_new_torch_mlir_exports_and_lowers_again_but_compiles_no_ir_that_is_unchanged(nights):
+def test_a_new_torch_mlir_imports_and_lowers_again_but_exports_nothing_and_compiles_no_ir_that_is_unchanged(nights):
     for case, ran in stages_run(nights["torch-mlir"]).items():
         passed = nights["cold"][case].passed
-        assert "export" in ran and "compile" not in ran, (case, ran)
+        assert "export" not in ran and {"import", "lower"} <= ran and "compile" not in ran, (case, ran)
         assert ("run" in ran) == passed, (case, ran)
+
+
+def test_what_torch_export_made_is_kept_apart_from_torch_mlir_and_shared_by_its_backends():
+    from conformance.execution.compile_cache_store import export_versions
+
+    tosa, linalg = loader.resolve("tosa"), loader.resolve("linalg")
+    assert "torch" in export_versions(tosa) and "torch-mlir" not in export_versions(tosa)
+    assert tosa.share_chain(0) == linalg.share_chain(0)  # so their exported keys are one
 
 
 def test_a_new_iree_exports_nothing_and_compiles_everything(nights):
@@ -143,7 +151,30 @@ def test_lowered_ir_that_does_not_parse_back_runs_the_stages_again(tmp_path):
         patch.setenv(PRETEND, NEW_IREE)
         night = run(cache)
     assert verdicts(night) == verdicts(cold)
-    assert all("export" in r.timings for r in night.values())
+    # Back to what torch.export made: imported and lowered again.
+    assert all("import" in r.timings and "export" not in r.timings for r in night.values())
+
+
+def test_an_exported_program_that_does_not_load_is_exported_again(tmp_path):
+    cache = tmp_path / "cache"
+    cold = run(cache)
+    kept = list((cache / "exported").rglob("*.json"))
+    assert kept, "the cold run should keep what torch.export made"
+    for record in kept:
+        data = json.loads(record.read_text())
+        if "blob" in data:
+            broken = tmp_path / "broken.bin"
+            broken.write_text("this is no exported program")
+            record.write_text(json.dumps({**data, "blob": _put(cache, broken)}))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(PRETEND, NEW_TORCH_MLIR)
+        night = run(cache)
+    assert verdicts(night) == verdicts(cold)
+    assert all("export" in r.timings for r in night.values() if not r.extras.get("replayed_from_cache"))
+    with pytest.MonkeyPatch.context() as patch:  # what it exported again replaced the broken record
+        patch.setenv(PRETEND, "torch-mlir=after-next")
+        after = run(cache)
+    assert verdicts(after) == verdicts(cold) and not any("export" in r.timings for r in after.values())
 
 
 def _put(cache, blob):
@@ -160,3 +191,25 @@ def test_conformances_own_code_keys_export_and_lowering_but_not_the_compile():
     tosa = loader.resolve("tosa")
     assert frontend_versions(tosa)["conformance"] == all_versions(tosa)["conformance"] == code_digest() != ""
     assert "conformance" not in compiler_versions(tosa)
+
+
+def test_a_program_torch_export_saved_decomposes_and_imports_as_it_did_fresh(tmp_path):
+    """torch's reader makes fake tensors that run no fallback kernel (an op without a meta rule: the
+    decomposition of fake_quantize_per_tensor_affine); load_exported sets them as export made them."""
+    import torch
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+    from conformance.toolchain.decompose import decompose
+    from conformance.toolchain.torch_mlir import import_program, load_exported
+
+    class FakeQuantize(torch.nn.Module):
+        def forward(self, x):
+            return torch.ops.aten.fake_quantize_per_tensor_affine(x, 0.1, 1, 0, 255)
+
+    program = torch.export.export(FakeQuantize(), (torch.rand(3, 4),), strict=False)
+    path = tmp_path / "exported.pt2"
+    torch.export.save(program, path)
+    fresh = import_program(decompose(program, get_decomposition_table()))
+    loaded = import_program(decompose(load_exported(path), get_decomposition_table()))
+    assert str(loaded) == str(fresh)
+

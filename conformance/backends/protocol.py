@@ -214,6 +214,20 @@ class Backend:
     compiler_tools: tuple[str, ...] = ()
     runtime_tools: tuple[str, ...] = ()
 
+    # A stage before `cache_stage` whose output the cache also keeps under a key of its own, and the
+    # packages of the stages after it up to `cache_stage` (left out of that key): torch-mlir's backends keep
+    # what torch.export made, so a night with a new torch-mlir imports and lowers again but exports nothing.
+    export_stage: str | None = None
+    translation_tools: tuple[str, ...] = ()
+
+    def export_store(self, value: Any, path: Path) -> None:
+        """Write `export_stage`'s output to `path`; raise if it cannot be kept (it is then not stored)."""
+        raise NotImplementedError
+
+    def export_load(self, path: Path, case_run: CaseRun) -> Any:
+        """`export_stage`'s output, rebuilt from a file export_store() wrote."""
+        raise NotImplementedError
+
     def cache_input(self, value: Any, case_run: CaseRun) -> Path:
         """Write the exact input of `cache_stage` (the IR handed to the compiler) to a file.
 

@@ -3,16 +3,21 @@
 How a run uses it (which stages a hit skips, what is stored when) is
 compile_cache_use.py; this module is the store and its keys.
 
-Four stores under one directory:
+Five stores under one directory:
 
-    blobs/ab/<sha256>          compiled artifacts (a .vmfb, a .tosa) and lowered IR, named by their content
+    blobs/ab/<sha256>          compiled artifacts (a .vmfb, a .tosa), lowered IR and exported programs, named by their content
     ir/ab/<key>.json           IR key -> blob + metadata (e.g. which function of the module)
     cases/ab/<key>.json        case key -> IR key, or a deterministic failure before compile
     lowered/ab/<key>.json      lowered key -> the IR handed to the compiler (a blob), or a failure before it
+    exported/ab/<key>.json     exported key -> what the backend's export_stage made (a blob), or its failure
 
 Each key names what its stage depends on, and nothing more, so a new
 release of one tool re-does only the stages that tool takes part in:
 
+    exported key what the case is + the export stage's shared key (the backends
+                 that share it share the entry) + every version but those of the
+                 translation after it (torch-mlir), the compiler and the runtime:
+                 torch.export alone
     lowered key  what the case is (case_fingerprint) + the backend and its flags
                  + every version but the compiler's and the runtime's (torch,
                  torch-mlir, ..., and conformance's own code, which drives
@@ -29,8 +34,8 @@ inputs and of its stored reference outputs, if it has them, and its
 declaration. A run of unchanged cases finds its IR key without exporting or
 lowering anything, then its artifact without compiling; a night with a new
 IREE finds each case's lowered IR (exports nothing) and compiles it; a night
-with a new torch-mlir exports and lowers again and compiles only IR that
-changed. A constant read from a data file, or inputs from a changed `gen=`
+with a new torch-mlir loads what torch.export made, imports and lowers it
+again, and compiles only IR that changed. A constant read from a data file, or inputs from a changed `gen=`
 or loader, change every key.
 
 Safe under parallel workers: every file is written to a temporary name and
@@ -54,6 +59,7 @@ from conformance.digests import code_digest, digest, tree_digest, values_digest
 # 4: case keys hash the module's torch calls and the input and reference bytes, not source files;
 # 5: keys per stage (lowered, IR, case), each naming only the versions its stage depends on;
 # 6: conformance's own code among them (how it exports, lowers and classifies), not in the IR key
+# (the exported store came later: a store of its own, no key above changed)
 FORMAT = 6
 DEFAULT_LIMIT_BYTES = 4 * 2**30
 
@@ -91,6 +97,11 @@ def frontend_versions(backend) -> dict[str, str | None]:
     """Every version but the compiler's, the runtime's and the host CPU: the lowered key's."""
     later = {*backend.compiler_tools, *backend.runtime_tools, HOST_CPU}
     return {k: v for k, v in toolchain().items() if k not in later}
+
+
+def export_versions(backend) -> dict[str, str | None]:
+    """The lowered key's versions but those of the translation after the export stage: the exported key's."""
+    return {k: v for k, v in frontend_versions(backend).items() if k not in backend.translation_tools}
 
 
 def all_versions(backend) -> dict[str, str | None]:
@@ -199,6 +210,12 @@ class CompileCache:
 
     def lowered(self, lowered_key: str) -> dict | None:
         return self._read_json("lowered", lowered_key)
+
+    def put_exported(self, exported_key: str, record: dict) -> None:
+        self._write(self._path("exported", exported_key, ".json"), json.dumps(record).encode())
+
+    def exported(self, exported_key: str) -> dict | None:
+        return self._read_json("exported", exported_key)
 
     def put_case(self, case_key: str, record: dict) -> None:
         self._write(self._path("cases", case_key, ".json"), json.dumps(record).encode())

@@ -8,14 +8,19 @@ Three points of a backend's walk through its stages meet the cache:
                     Else by its lowered key: the IR the frontend handed the
                     compiler skips every stage before the compiler (a night
                     with a new compiler exports nothing); a failure of the
-                    frontend is replayed as above
+                    frontend is replayed as above. Else by its exported key,
+                    for a backend with an `export_stage`: what torch.export
+                    made skips that stage (a night with a new torch-mlir
+                    exports nothing), its failure is replayed
+    export          after the export stage, what it made is stored under the exported key
     compile         the cache stage itself: each pair's input IR is stored under
                     its lowered key; an IR already compiled (its IR key) is loaded
                     instead of compiled; fresh artifacts are stored under their
                     IR key and case key
     record_failure  a failure before `run` is stored under the case key (and one
-                    before the compiler under the lowered key too); for one after
-                    it (a wrong answer), the IR it was compiled from
+                    before the compiler under the lowered key too, one of the
+                    export stage under the exported key); for one after it (a
+                    wrong answer), the IR it was compiled from
 
 With --artifacts a failing pair's bundle holds the IR entering the failing
 stage and that stage's replay, as a cold run writes them. So a cached
@@ -54,6 +59,7 @@ from conformance.execution.compile_cache_store import (
     case_fingerprint,
     compiler_versions,
     digest,
+    export_versions,
     frontend_versions,
 )
 from conformance.taxonomy import Code
@@ -101,6 +107,7 @@ class CacheUse:
         # case id -> (its first input tensor, weakly; the digests of what it is): the backends of a
         # job share one CaseRun, digested once; the next job's tensors are new objects.
         self._known: dict[str, tuple[weakref.ref | None, str]] = {}
+        self._exported: set[str] = set()  # exported keys this run stored
 
     def without_reads(self) -> CacheUse:
         return CacheUse(self.store, self.options, self.bundles, reads=False)
@@ -125,6 +132,10 @@ class CacheUse:
         fingerprint = self._fingerprint(it.run)
         it.case_key = digest(fingerprint, backend.name, backend.flags(), all_versions(backend))
         it.lowered_key = digest(fingerprint, backend.name, backend.flags(), frontend_versions(backend))
+        if backend.export_stage is not None:
+            # Keyed by the stage's shared key, not the backend: every backend sharing torch.export shares its program.
+            shared_as = backend.share_chain(backend.stages.index(backend.export_stage)) or backend.name
+            it.exported_key = digest(fingerprint, shared_as, export_versions(backend))
 
     def resume(self, backend, items) -> list[tuple]:
         """Look `items` up by case key, then by lowered key: an artifact skips them ahead to `run`,
@@ -163,26 +174,63 @@ class CacheUse:
     def _resume_lowered(self, backend, it, replays: list) -> None:
         """A case-key miss: the lowered IR (or the frontend's failure) stored under the lowered key, if any."""
         record = self.store.lowered(it.lowered_key)
-        if record is None:
+        value = self._kept(it, record, replays, "lowered IR", backend.cache_input_load)
+        if value is _NONE:
+            self._resume_exported(backend, it, replays)
             return
+        if value is not _REPLAYED:
+            it.value, it.lowered_from_cache = value, True
+            it.resume_at = backend.stages.index(backend.cache_stage)
+
+    def _resume_exported(self, backend, it, replays: list) -> None:
+        """A lowered-key miss: what the export stage made (or its failure) stored under the exported key, if any."""
+        if it.exported_key is None:
+            return
+        record = self.store.exported(it.exported_key)
+        value = self._kept(it, record, replays, "exported program", backend.export_load)
+        if value is not _NONE and value is not _REPLAYED:
+            it.value, it.exported_from_cache = value, True
+            it.resume_at = backend.stages.index(backend.export_stage) + 1
+
+    def _kept(self, it, record: dict | None, replays: list, what: str, load: Callable):
+        """The value a lowered or exported record keeps, loaded; _REPLAYED for a failure it replays; else _NONE."""
+        if record is None:
+            return _NONE
         if "failure" in record:
             if self.reads and not self.bundles:  # (a re-run replays no failure; a bundle needs the stages run)
                 it.run.extras.update(record.get("extras", {}))
                 replays.append((it, record["failure"]["stage"], _failure_from(record["failure"])))
-            return
+                return _REPLAYED
+            return _NONE
         blob = self.store.blob(record["blob"])
         if blob is None:
-            return
+            return _NONE
         try:
-            it.value = backend.cache_input_load(blob, it.run)
+            value = load(blob, it.run)
         except NotImplementedError:
-            return
-        except Exception as e:  # IR the compiler's parser rejects may be rejected here too: the stages run again
-            print(f"conformance: the lowered IR kept for {it.case_id} does not load ({type(e).__name__}); running its stages", file=sys.stderr)
-            return
+            return _NONE
+        except Exception as e:  # what a parser rejects may be rejected here too: the stages run again
+            print(f"conformance: the {what} kept for {it.case_id} does not load ({type(e).__name__}); running its stages", file=sys.stderr)
+            return _NONE
         it.run.extras.update(record.get("extras", {}))
-        it.lowered_from_cache = True
-        it.resume_at = backend.stages.index(backend.cache_stage)
+        return value
+
+    def keep_exported(self, backend, items) -> None:
+        """Store what the export stage made for `items` under their exported keys (those it ran for)."""
+        for it in items:
+            if it.done or it.exported_key is None or it.exported_from_cache or it.exported_key in self._exported:
+                continue
+            self._exported.add(it.exported_key)  # (the job's next backend that shares the stage has the same)
+            start = time.perf_counter()
+            path = it.run.workdir / "exported.bin"
+            try:
+                backend.export_store(it.value, path)
+            except Exception:  # (a program torch cannot serialize is exported again next time)
+                continue
+            if path.stat().st_size <= LOWERED_LIMIT_BYTES:
+                self.store.put_exported(it.exported_key, {"blob": self.store.put_blob(path), "extras": dict(it.run.extras)})
+            path.unlink(missing_ok=True)
+            it.timings["cache"] = it.timings.get("cache", 0.0) + time.perf_counter() - start
 
     def compile(self, backend, items, run_stage: Callable[[list], None]) -> None:
         """Take `items` through the cache stage: `run_stage` runs it for those whose IR is not in the store."""
@@ -236,6 +284,8 @@ class CacheUse:
         self.store.put_case(it.case_key, record)
         if stages.index(stage) < stages.index(backend.cache_stage) and it.lowered_key is not None:  # the frontend's own failure
             self.store.put_lowered(it.lowered_key, record)
+        if backend.export_stage == stage and it.exported_key is not None:  # torch.export's own
+            self.store.put_exported(it.exported_key, record)
 
 
     def _keep_input(self, it) -> None:
@@ -258,6 +308,9 @@ class CacheUse:
         path = case_run.workdir / kept["name"]
         shutil.copyfile(blob, path)
         case_run.notes[kept["name"]] = case_run.notes[CACHE_INPUT] = path
+
+
+_NONE, _REPLAYED = object(), object()  # _kept's answers besides a value: nothing kept, a failure replayed
 
 
 def _failure_from(record: dict) -> Classification:

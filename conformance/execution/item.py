@@ -26,5 +26,7 @@ class Item:
     resume_at: int = 0  # index of the next stage to run (a cache hit skips ahead)
     case_key: str | None = None  # compile-cache keys, when the backend caches (compile_cache_store.py)
     lowered_key: str | None = None
+    exported_key: str | None = None
     ir_key: str | None = None
     lowered_from_cache: bool = False  # its value is the lowered IR the cache kept: the stages before compile did not run
+    exported_from_cache: bool = False  # its value is the exported program the cache kept: the export stage did not run

@@ -59,6 +59,8 @@ class StageWalk:
                 cache.compile(backend, live, lambda misses: self._stage(backend, index, stage, misses))
             else:
                 self._stage(backend, index, stage, live)
+            if cache and stage == backend.export_stage:  # what torch.export made, for a night with a new torch-mlir
+                cache.keep_exported(backend, live)
 
     def _stage(self, backend: Backend, index: int, stage: str, live: list[Item]) -> None:
         """Run one stage for `live`: as `run` and compare, in batches, or case by case."""

@@ -78,6 +78,15 @@ class OnnxFrontend(TorchMlirBackend):
         program = super().export(None, case_run)  # torch.export, as the torch frontend runs it
         return torch_to_onnx(program)
 
+    # What the compile cache keeps apart is the ONNX model (torch.export, then torch.onnx's exporter): its bytes.
+    def export_store(self, model, path):
+        path.write_bytes(model.SerializeToString())
+
+    def export_load(self, path, case_run: CaseRun):
+        import onnx
+
+        return onnx.ModelProto.FromString(path.read_bytes())
+
     @shared("onnx.import")
     def import_(self, model, case_run: CaseRun):
         model = with_node_names(model)

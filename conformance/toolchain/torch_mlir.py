@@ -114,6 +114,17 @@ class TorchMlirBackend(Backend):
         case_run.extras["aten_ops"] = exported_ops(program)
         return program
 
+    # The compile cache keeps torch.export's program apart (compile_cache_store.py's exported key): it depends
+    # on torch and the case, not on torch-mlir, whose decompositions, import and lowering follow.
+    export_stage = "export"
+    translation_tools = ("torch-mlir",)
+
+    def export_store(self, program, path):
+        torch.export.save(program, path)
+
+    def export_load(self, path, case_run: CaseRun):
+        return load_exported(path)
+
     @shared("import:torch-mlir-decompositions")
     def import_(self, program, case_run: CaseRun):
         return import_program(decompose(program, self.decomposition_table(case_run)), case_run)
@@ -288,6 +299,39 @@ def unsigned_as_eager(outputs, case_run: CaseRun):
         for out, ref in zip(flat, eager)
     ]
     return tuple(viewed) if isinstance(outputs, tuple) else viewed[0]
+
+
+def load_exported(path):
+    """An ExportedProgram torch.export.save wrote, as torch.export left it.
+
+    torch's reader (torch 2.13, _export/serde/serialize.py) makes the
+    program's fake tensors in a fake mode of its own, which, unlike the mode
+    torch.export traces in, runs no fallback kernel for an op that has no
+    meta rule: decomposing a loaded fake_quantize_per_tensor_affine then
+    fails where the program fresh from export decomposes. The loaded
+    program's mode is set as export's.
+    """
+    import logging
+    import warnings
+
+    from torch._export.utils import _detect_fake_mode_from_gm
+
+    # What torch's reader says of its own format (deprecations, unused symbols) is not the case's: kept out
+    # of the stage's output, where it would land in the details of a later failure.
+    reader = logging.getLogger("torch._export.serde.serialize")
+    level = reader.level
+    reader.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            program = torch.export.load(path)
+    finally:
+        reader.setLevel(level)
+    mode = _detect_fake_mode_from_gm(program.graph_module)
+    if mode is not None:
+        mode.allow_fallback_kernels = True
+        mode.fake_tensor_converter.export = True
+    return program
 
 
 def import_program(program, case_run: CaseRun | None = None):
