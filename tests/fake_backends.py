@@ -39,10 +39,21 @@ def die(how: str) -> None:
     elif how == "raise":
         raise RuntimeError("error: fake backend failed on purpose")
     elif how == "kill-parent":  # takes down the process supervising it: a Ray actor dies as if its node went
-        os.kill(os.getppid(), 9)
+        os.kill(supervisor_pid(), 9)
         time.sleep(10**6)
     else:
         raise ValueError(how)
+
+
+def supervisor_pid() -> int:
+    """The process supervising this child: its parent, or its parent's when it was forked by a zygote."""
+    parent = os.getppid()
+    with open(f"/proc/{parent}/cmdline", "rb") as f:
+        forked = b"conformance.execution.zygote" in f.read()
+    if not forked:
+        return parent
+    with open(f"/proc/{parent}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])  # the field after the state: the parent's pid
 
 
 class Misbehaving(Backend):

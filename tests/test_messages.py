@@ -18,6 +18,11 @@ EXAMPLES = [
         results.failed("tanh", "tosa", stage="lower", code="UNSUPPORTED_OP", op="aten.tanh", explanation="no", timings={"lower": 0.5})
     ),
     messages.JobDone(rss_mb=812.5, peak_rss_mb=1024.0),
+    messages.Fork(),
+    messages.Forked(pid=4242),
+    messages.Wait(pid=4242),
+    messages.Ended(returncode=-11),
+    messages.Ended(returncode=None),
 ]
 
 

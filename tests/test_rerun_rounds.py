@@ -20,9 +20,9 @@ def children(monkeypatch):
     started = []
     real = engine_module.ChildProcess
 
-    def counted(settings):
+    def counted(settings, **kwargs):
         started.append(1)
-        return real(settings)
+        return real(settings, **kwargs)
 
     monkeypatch.setattr(engine_module, "ChildProcess", counted)
     return started

@@ -153,6 +153,13 @@ class Backend:
     # from its verdict store (conformance/warm/) only while they hold the values the pair ran with.
     environment: tuple[str, ...] = ()
 
+    def warm_up(self) -> None:
+        """Import and set up, once per process, what every case's stages will need (a toolchain's modules).
+
+        Called in the process the children are forked from (execution/zygote.py), so each child starts
+        with it done; what it does must be what a first case would do anyway, and start no thread.
+        """
+
     def not_applicable(self, case: Case) -> str | None:
         """The reason `case` does not apply to this backend (a SKIP), or None.
 

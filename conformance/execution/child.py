@@ -15,8 +15,11 @@ import os
 import resource
 import sys
 import traceback
+from dataclasses import dataclass
+from typing import Any
 
 from conformance.execution.messages import Error, Exit, Init, JobDone, Message, Ready, RunJob, decode, encode
+from conformance.settings import Settings
 
 
 def die_with_parent() -> None:
@@ -37,33 +40,60 @@ def die_with_parent() -> None:
 
 def main(argv: list[str]) -> int:
     die_with_parent()
+    requests, replies = open_pipes(int(argv[0]), int(argv[1]))
+    init = decode(requests.readline())
+    assert isinstance(init, Init), init
+    try:
+        prepared = prepare(init.settings)
+    except Exception as e:
+        replies.write(encode(Error(f"{type(e).__name__}: {e}", traceback.format_exc())) + "\n")
+        replies.flush()
+        return 1
+    return serve(requests, replies, prepared)
+
+
+def open_pipes(request_fd: int, reply_fd: int):
     # A native crash then leaves the Python stack in the log, and so in the Result.
     faulthandler.enable()
-    requests = os.fdopen(int(argv[0]), "r")
-    replies = os.fdopen(int(argv[1]), "w", buffering=1)
+    return os.fdopen(request_fd, "r"), os.fdopen(reply_fd, "w", buffering=1)
+
+
+@dataclass
+class Prepared:
+    """What a child needs before its first job: the run's settings, its registry and backends."""
+
+    settings: Settings
+    registry: Any
+    backends: dict
+
+
+def prepare(settings: Settings) -> Prepared:
+    """Load the registry and backends `settings` name; raises what loading raised."""
+    for entry in reversed(settings.sys_path):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    from conformance.backends import loader
+    from conformance.cases.registry import Registry, sources_of
+
+    registry = Registry.load(sources_of(settings), settings.suites)
+    backends = {spec: loader.resolve(spec) for spec in settings.backends}
+    return Prepared(settings, registry, {b.name: b for b in backends.values()})
+
+
+def serve(requests, replies, prepared: Prepared) -> int:
+    """Answer Ready, then run each RunJob until Exit or the end of the requests."""
+    from conformance.execution.executor import Executor
 
     def send(message: Message) -> None:
         replies.write(encode(message) + "\n")
         replies.flush()
 
-    init = decode(requests.readline())
-    assert isinstance(init, Init), init
-    settings = init.settings
-    for entry in reversed(settings.sys_path):
-        if entry not in sys.path:
-            sys.path.insert(0, entry)
     try:
-        from conformance.backends import loader
-        from conformance.cases.registry import Registry, sources_of
-        from conformance.execution.executor import Executor
-
-        registry = Registry.load(sources_of(settings), settings.suites)
-        backends = {spec: loader.resolve(spec) for spec in settings.backends}
-        executor = Executor(registry, {b.name: b for b in backends.values()}, settings, send)
+        executor = Executor(prepared.registry, prepared.backends, prepared.settings, send)
     except Exception as e:
         send(Error(f"{type(e).__name__}: {e}", traceback.format_exc()))
         return 1
-    send(Ready(len(registry)))
+    send(Ready(len(prepared.registry)))
 
     import psutil
 

@@ -28,7 +28,8 @@ from conformance.execution.budgets import waiting_time
 from conformance.settings import Settings
 from conformance.execution.capture import fold_repeats
 from conformance.execution.messages import JobDone, Message, ResultMessage, RunJob, StageStarted
-from conformance.execution.supervisor import ChildError, ChildProcess, Died, Flooding, Silent
+from conformance.execution.supervisor import STARTUP_TIMEOUT, ChildError, ChildProcess, Died, Flooding, Silent
+from conformance.execution.zygote import Zygote, ZygoteGone
 from conformance.execution.planning import Pair
 from conformance.execution.reruns import Attempt, agree, record, settle, wants_rerun
 from conformance.result import ENDED_BY, TOOL, Result
@@ -58,6 +59,7 @@ class Engine:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.child: ChildProcess | None = None
+        self.zygote: Zygote | None = None  # what children are forked from: started with the first
         self.peak_rss_mb = 0.0
         self.cancelled = False
         self.waiting: dict[Pair, list[Result]] = {}  # pairs held back for a re-run: their attempts so far
@@ -72,8 +74,9 @@ class Engine:
         that may be re-run is held back until its attempts are over; a run
         cancelled meanwhile drops it (a resumed run runs the pair again).
 
-        Each round of re-runs starts a fresh child (torch and the toolchains
-        imported again: seconds). With `defer_reruns` the pairs to re-run
+        Each round of re-runs starts a fresh child (forked from the engine's
+        zygote, zygote.py: no import again, but a process and its first
+        job's set-up still). With `defer_reruns` the pairs to re-run
         wait, over jobs, until as many as a batch (--batch-size) have
         gathered, and run in one round; the caller ends with rerun_waiting()
         for the rest. The verdicts are the same, the fresh children fewer.
@@ -97,7 +100,7 @@ class Engine:
         try:
             number = 2
             while tried and not self.cancelled:
-                self.close()  # a fresh child: nothing of the runs before lives on in it
+                self._drop_child()  # a fresh child: nothing of the runs before lives on in it
                 last = number > settings.reruns  # the cache may keep what this attempt confirms
                 confirm = [[*key, r[0].code, r[0].op] for key, r in tried.items() if last and r[0].failed]
                 for result in self._attempt(list(tried), 1, Attempt(number, self.outputs_dir, confirm)):
@@ -133,13 +136,33 @@ class Engine:
             child.kill()
 
     def close(self) -> None:
+        """Let the child go, and the zygote it was forked from."""
+        self._drop_child()
+        if self.zygote is not None:
+            self.zygote.close()
+            self.zygote = None
+
+    def _drop_child(self) -> None:
+        """Let the child go: the next job gets a fresh one."""
         if self.child:
             self.child.close()
             self.child = None
 
+    def _new_child(self) -> ChildProcess:
+        """A fresh child, forked from the engine's zygote (zygote.py), which is started when there is none."""
+        for _ in range(2):  # a zygote found dead is replaced once
+            if self.zygote is None or not self.zygote.alive:
+                self.zygote = Zygote(self.settings, STARTUP_TIMEOUT)
+            try:
+                return ChildProcess(self.settings, zygote=self.zygote)
+            except ZygoteGone:
+                self.zygote.close()
+                self.zygote = None
+        raise ChildError("the process that forks the children died twice in a row")
+
     def _run_job(self, job: Job, queue: deque[Job]) -> Iterator[Result]:
         if self.child is None:
-            self.child = ChildProcess(self.settings)
+            self.child = self._new_child()
         child = self.child
         progress = JobProgress(dict.fromkeys(job.pairs))
         reply: Message | Silent | Died
@@ -196,7 +219,7 @@ class Engine:
         progress.over = True
         self.peak_rss_mb = max(self.peak_rss_mb, message.peak_rss_mb)
         if message.rss_mb > self.settings.memory_limit_mb:
-            self.close()  # a fresh child for the next job keeps memory bounded
+            self._drop_child()  # a fresh child for the next job keeps memory bounded
         for case, backend in progress.remaining:  # never answered: a bug of ours, not a silent pass
             yield results.failed(
                 case,

@@ -4,6 +4,8 @@
     child -> parent    Ready or Error, answering Init;
                        during a job: StageStarted before every stage,
                        ResultMessage per (case, backend) pair, JobDone at the end
+    parent -> zygote   Init, once (answered Ready or Error); then Fork (answered
+                       Forked) and Wait (answered Ended) for each child (zygote.py)
 
 On the pipes each message is one JSON line, {"t": kind, ...its fields};
 `encode` and `decode` below are the only code that knows that. The parent
@@ -135,8 +137,39 @@ class JobDone(Message):
     peak_rss_mb: float
 
 
+# -- parent <-> zygote (zygote.py): a child forked, then waited for --------------
+
+
+@dataclass
+class Fork(Message):
+    """Fork a child serving the pipes and log sent with this message (its request and reply ends, its log)."""
+
+    kind = "fork"
+
+
+@dataclass
+class Forked(Message):
+    kind = "forked"
+    pid: int
+
+
+@dataclass
+class Wait(Message):
+    """How the child `pid` ended, if it has (the zygote does not wait for it)."""
+
+    kind = "wait"
+    pid: int
+
+
+@dataclass
+class Ended(Message):
+    kind = "ended"
+    returncode: int | None  # as subprocess says it: -N for a signal, None while it runs
+
+
 KINDS: dict[str, type[Message]] = {
-    cls.kind: cls for cls in (Init, RunJob, Exit, Ready, Error, StageStarted, ResultMessage, JobDone)
+    cls.kind: cls
+    for cls in (Init, RunJob, Exit, Ready, Error, StageStarted, ResultMessage, JobDone, Fork, Forked, Wait, Ended)
 }
 
 

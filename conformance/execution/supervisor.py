@@ -56,7 +56,8 @@ class Died:
 
 
 class ChildProcess:
-    def __init__(self, settings: Settings, log_dir: Path | None = None):
+    def __init__(self, settings: Settings, log_dir: Path | None = None, zygote=None):
+        """A child started afresh, or forked by `zygote` (zygote.Zygote, started with the same settings)."""
         self.memory_kill_bytes = settings.memory_kill_mb * 2**20
         log_dir = log_dir or Path(tempfile.gettempdir())
         fd, path = tempfile.mkstemp(prefix="conformance-child-", suffix=".log", dir=log_dir)
@@ -66,14 +67,23 @@ class ChildProcess:
         self.log_path = path
         request_read, request_write = os.pipe()
         reply_read, reply_write = os.pipe()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "conformance.execution.child", str(request_read), str(reply_write)],
-            pass_fds=(request_read, reply_write),
-            stdin=subprocess.DEVNULL,
-            stdout=fd,
-            stderr=fd,
-            start_new_session=True,
-        )
+        if zygote is not None:
+            try:
+                self.process = zygote.fork(request_read, reply_write, fd)
+            except BaseException:
+                for unused in (fd, request_read, request_write, reply_read, reply_write):
+                    os.close(unused)
+                Path(path).unlink(missing_ok=True)
+                raise
+        else:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "conformance.execution.child", str(request_read), str(reply_write)],
+                pass_fds=(request_read, reply_write),
+                stdin=subprocess.DEVNULL,
+                stdout=fd,
+                stderr=fd,
+                start_new_session=True,
+            )
         for unused in (fd, request_read, reply_write):
             os.close(unused)
         self.requests = os.fdopen(request_write, "w")

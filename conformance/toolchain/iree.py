@@ -120,6 +120,11 @@ class IreeBackend(TorchMlirBackend):
         other.description = f"{self.description}; here compiled for {chosen.label}"
         return other
 
+    def warm_up(self) -> None:
+        super().warm_up()
+        import iree.compiler  # noqa: F401
+        import iree.runtime  # noqa: F401
+
     def tool(self, stage: str) -> str:
         if stage == "compile":
             return f"iree-compile ({self.iree_input_type} input, {self.target.label})"

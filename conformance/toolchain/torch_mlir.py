@@ -98,6 +98,10 @@ class TorchMlirBackend(Backend):
             return f"torch-mlir {self.lowering.output_type} lowering"
         return super().tool(stage)
 
+    def warm_up(self) -> None:
+        settle()  # torch.export's and run_decompositions' first-use imports, and their state (decompose.py)
+        import torch_mlir.extras.fx_importer  # noqa: F401
+
     # -- shared frontend ------------------------------------------------------
 
     @shared("torch.export")
