@@ -213,3 +213,27 @@ def test_a_program_torch_export_saved_decomposes_and_imports_as_it_did_fresh(tmp
     loaded = import_program(decompose(load_exported(path), get_decomposition_table()))
     assert str(loaded) == str(fresh)
 
+
+
+def test_a_program_with_symbolic_sizes_or_a_higher_order_op_is_not_kept():
+    """Loaded again, such programs decompose otherwise (not_saved_faithfully): they are exported again."""
+    import torch
+
+    from conformance.toolchain.torch_mlir import TorchMlirBackend, not_saved_faithfully
+
+    class Sum(torch.nn.Module):
+        def forward(self, x):
+            return x.sum()
+
+    class Loop(torch.nn.Module):
+        def forward(self, x):
+            return torch.cond(x.sum() > 0, lambda y: y + 1, lambda y: y - 1, (x,))
+
+    static = torch.export.export(Sum(), (torch.rand(3),))
+    dynamic = torch.export.export(Sum(), (torch.rand(3),), dynamic_shapes=({0: torch.export.Dim("n")},))
+    looped = torch.export.export(Loop(), (torch.rand(3),))
+    assert not_saved_faithfully(static) is None
+    assert not_saved_faithfully(dynamic) == "it has symbolic sizes"
+    assert "higher-order op cond" in not_saved_faithfully(looped)
+    with pytest.raises(ValueError, match="not kept"):
+        TorchMlirBackend().export_store(dynamic, None)
