@@ -237,3 +237,18 @@ def test_a_program_with_symbolic_sizes_or_a_higher_order_op_is_not_kept():
     assert "higher-order op cond" in not_saved_faithfully(looped)
     with pytest.raises(ValueError, match="not kept"):
         TorchMlirBackend().export_store(dynamic, None)
+
+
+def test_a_program_lifting_a_tensor_constant_is_not_kept():
+    """narrow's start from a tensor made in forward: a fresh trace folds it (the constant's value is known), a loaded
+    program would not."""
+    import torch
+
+    from conformance.toolchain.torch_mlir import not_saved_faithfully
+
+    class Narrow(torch.nn.Module):
+        def forward(self, x):
+            return torch.narrow(x, 1, torch.tensor(0), 2)
+
+    program = torch.export.export(Narrow(), (torch.rand(3, 4),), strict=True)
+    assert not_saved_faithfully(program) == "it lifts tensor constants"

@@ -314,14 +314,19 @@ def not_saved_faithfully(program) -> str | None:
     The reader rebuilds symbols without what the tracer learnt about them: a
     program with a symbolic size (a dynamic dim, an unbacked size from
     .item()) decomposed again after loading gains runtime asserts torch-mlir
-    cannot import (torch-mlir's NarrowTensorHorizontalModule_basic); a
-    higher-order op's operands come back as lists (its while_loop test). Of
-    torch-mlir's 1,828 tests and our 1,487 cases on tosa, those three were the
-    only verdicts a loaded program changed; every program of these kinds is
+    cannot import; so does a lifted tensor constant, whose value a fresh
+    trace knows and a loaded one does not (torch-mlir's
+    NarrowTensorHorizontalModule_basic: narrow's start, read by .item(), folds
+    to a slice fresh and becomes an unbacked size loaded); a higher-order
+    op's operands come back as lists (its while_loop test). Of torch-mlir's
+    1,828 tests and our 1,487 cases on tosa, those three were the only
+    verdicts a loaded program changed; every program of these kinds is
     exported again instead.
     """
     if program.range_constraints:
         return "it has symbolic sizes"
+    if program.constants:  # a fresh trace knows their values (narrow's start read by .item()), a loaded one not
+        return "it lifts tensor constants"
     for node in program.graph.nodes:
         if isinstance(node.target, torch._ops.HigherOrderOperator):
             return f"it calls the higher-order op {node.target.name()}"
