@@ -136,7 +136,9 @@ def run_measured(command: list[str], out: Path, failed: str, env: dict | None = 
     """
     start = time.monotonic()
     with tempfile.TemporaryFile(mode="w+") as stderr:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=env)
+        # In the tree's own folder: a conformance before 2026-11-27 started its children with `python -m`, which
+        # imports the `conformance` of the working directory, whatever PYTHONPATH says.
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=env, cwd=tree)
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.monotonic() - start
         if status != 0:
@@ -173,7 +175,9 @@ def run_ours(tree: Path, case_paths: list[str], keyword: str, backend: str, cach
         env["CONFORMANCE_PRETEND_VERSIONS"] = pretend
     start = time.monotonic()
     with tempfile.TemporaryFile(mode="w+") as stderr:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=env)
+        # In the tree's own folder: a conformance before 2026-11-27 started its children with `python -m`, which
+        # imports the `conformance` of the working directory, whatever PYTHONPATH says.
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=env, cwd=tree)
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.monotonic() - start
         if status != 0:

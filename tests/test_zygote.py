@@ -48,3 +48,27 @@ def test_a_zygote_that_died_is_replaced_and_no_pair_is_lost():
         engine.close()
     assert first == ["tanh"]
     assert sorted(again) == sorted(CASES) and all(r.passed for r in again.values()), again
+
+
+def test_children_run_this_conformance_whatever_folder_the_run_starts_in(tmp_path):
+    """A `conformance` folder in the working directory (another checkout) must not stand in for the parent's code
+    in the processes it starts: they run with -P and the parent's package first on PYTHONPATH."""
+    import subprocess
+    import sys
+
+    from tests.conftest import PROJECT
+
+    impostor = tmp_path / "conformance"
+    (impostor / "execution").mkdir(parents=True)
+    (impostor / "__init__.py").write_text("raise ImportError('the conformance of the working directory was imported')\n")
+    (impostor / "execution" / "__init__.py").write_text("")
+    proc = subprocess.run(
+        # -P: the parent as a console script starts, its own folder (not the working directory) on sys.path
+        [sys.executable, "-P", "-c", "import sys; from conformance.cli.main import main; sys.exit(main())", "nightly",
+         "--backend", fake("SCRIPTED"), "--no-default-cases", "--cases", str(FIXTURES / "cases"), "-k", "tanh",
+         "--no-cache", "--no-xfail", "-j", "1", "--output-dir", str(tmp_path / "out")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PYTHONPATH": str(PROJECT)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "the conformance of the working directory" not in proc.stderr

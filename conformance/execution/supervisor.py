@@ -33,6 +33,22 @@ MEMORY_CHECK_SECONDS = 2.0
 FLOOD_BYTES = 32 * 2**20
 
 
+def module_command(module: str, *args: str) -> list[str]:
+    """`python -P -m module args`: -P keeps the working directory off the new process's sys.path, so a
+    `conformance` folder where the run was started (another checkout) cannot stand in for this process's
+    code; child_environment puts this process's first."""
+    return [sys.executable, "-P", "-m", module, *args]
+
+
+def child_environment() -> dict[str, str]:
+    """This environment, with the folder this process's `conformance` package came from first on PYTHONPATH."""
+    import conformance
+
+    root = str(Path(conformance.__file__).resolve().parent.parent)
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([root, *paths])}
+
+
 class ChildError(Exception):
     """The child could not start (its registry or backends failed to load)."""
 
@@ -77,7 +93,8 @@ class ChildProcess:
                 raise
         else:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "conformance.execution.child", str(request_read), str(reply_write)],
+                module_command("conformance.execution.child", str(request_read), str(reply_write)),
+                env=child_environment(),
                 pass_fds=(request_read, reply_write),
                 stdin=subprocess.DEVNULL,
                 stdout=fd,

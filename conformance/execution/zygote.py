@@ -33,7 +33,7 @@ from pathlib import Path
 
 from conformance.execution.capture import read_log
 from conformance.execution.child import die_with_parent, open_pipes, prepare, serve, settle_heap
-from conformance.execution.supervisor import ChildError
+from conformance.execution.supervisor import ChildError, child_environment, module_command
 from conformance.execution.messages import Ended, Error, Fork, Forked, Init, Message, Ready, Wait, decode, encode
 from conformance.settings import Settings
 
@@ -55,7 +55,8 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         fd, self.log_path = tempfile.mkstemp(prefix="conformance-zygote-", suffix=".log")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "conformance.execution.zygote", str(theirs.fileno())],
+            module_command("conformance.execution.zygote", str(theirs.fileno())),
+            env=child_environment(),
             pass_fds=(theirs.fileno(),),
             stdin=subprocess.PIPE,  # the Init: a large -k outgrows a datagram
             stdout=fd,
