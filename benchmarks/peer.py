@@ -136,9 +136,7 @@ def run_measured(command: list[str], out: Path, failed: str, env: dict | None = 
     """
     start = time.monotonic()
     with tempfile.TemporaryFile(mode="w+") as stderr:
-        # In the tree's own folder: a conformance before 2026-11-27 started its children with `python -m`, which
-        # imports the `conformance` of the working directory, whatever PYTHONPATH says.
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=env, cwd=tree)
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=env)
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.monotonic() - start
         if status != 0:
