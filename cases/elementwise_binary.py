@@ -127,6 +127,10 @@ CASES = [
     op("div.dynamic", torch.div, T(n, 4), T(n, 4, gen=nonzero())),
     op("pow.dynamic", torch.pow, T(n, 4, **POS), T(4, low=-2.0, high=2.0)),
     op("maximum.dynamic", torch.maximum, T(n, 4), T(n, 4)),
+    # Found by `conformance fuzz --backend tosa --seed 1`: int64 against int32 with a dynamic dim. IREE's
+    # runtime fails it on the task executor (local-task), not on local-sync.
+    op("maximum.dynamic_i64_i32_twice", lambda x, y: torch.maximum(torch.maximum(x, y), y),
+       T(6, n, 4, dtype=i64, low=-4, high=5), T(6, n, 4, dtype=i32, low=-4, high=5)),
     op("remainder.dynamic", torch.remainder, T(n, 4, dtype=i32), T(n, 4, dtype=i32, gen=nonzero(1, 5))),
     op("atan2.dynamic", torch.atan2, T(m, n), T(m, n)),
     op("add.dyn_i32_f32", torch.add, T(n, 4, dtype=i32), T(n, 4)),
