@@ -1,4 +1,4 @@
-"""The supervised child: `python -m conformance.execution.child REQUEST_FD REPLY_FD`.
+"""The supervised child's life, once the zygote has forked it (zygote.py): `serve` its pipes.
 
 The parent sends Init, then RunJob per job; the child answers Ready, then
 StageStarted announcements and ResultMessages, and JobDone after each job
@@ -14,11 +14,10 @@ import gc
 import os
 import resource
 import sys
-import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.execution.messages import Error, Exit, Init, JobDone, Message, Ready, RunJob, decode, encode
+from conformance.execution.messages import Error, Exit, JobDone, Message, Ready, RunJob, decode, encode
 from conformance.settings import Settings
 
 
@@ -36,20 +35,6 @@ def die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except OSError:
         pass
-
-
-def main(argv: list[str]) -> int:
-    die_with_parent()
-    requests, replies = open_pipes(int(argv[0]), int(argv[1]))
-    init = decode(requests.readline())
-    assert isinstance(init, Init), init
-    try:
-        prepared = prepare(init.settings)
-    except Exception as e:
-        replies.write(encode(Error(f"{type(e).__name__}: {e}", traceback.format_exc())) + "\n")
-        replies.flush()
-        return 1
-    return serve(requests, replies, prepared)
 
 
 def open_pipes(request_fd: int, reply_fd: int):
@@ -91,7 +76,7 @@ def serve(requests, replies, prepared: Prepared) -> int:
     try:
         executor = Executor(prepared.registry, prepared.backends, prepared.settings, send)
     except Exception as e:
-        send(Error(f"{type(e).__name__}: {e}", traceback.format_exc()))
+        send(Error.of(e))
         return 1
     send(Ready(len(prepared.registry)))
 
@@ -129,12 +114,3 @@ def settle_heap() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
-
-
-if __name__ == "__main__":
-    # Leave at once, without interpreter teardown: native libraries (MLIR,
-    # IREE) have crashed in their atexit handlers before.
-    code = main(sys.argv[1:])
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)

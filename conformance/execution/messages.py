@@ -107,6 +107,13 @@ class Error(Message):
     message: str
     details: str  # the traceback
 
+    @classmethod
+    def of(cls, error: BaseException) -> Error:
+        """The Error saying `error`, raised while starting (inside its `except`: the traceback is its)."""
+        import traceback
+
+        return cls(f"{type(error).__name__}: {error}", traceback.format_exc())
+
 
 @dataclass
 class StageStarted(Message):

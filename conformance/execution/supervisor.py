@@ -14,7 +14,6 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -31,22 +30,6 @@ MEMORY_CHECK_SECONDS = 2.0
 # pattern rewriter is going round in circles, re-emitting the same diagnostic
 # (torch-mlir on a 0-d softmax: about 1 MB/s until the case timeout).
 FLOOD_BYTES = 32 * 2**20
-
-
-def module_command(module: str, *args: str) -> list[str]:
-    """`python -P -m module args`: -P keeps the working directory off the new process's sys.path, so a
-    `conformance` folder where the run was started (another checkout) cannot stand in for this process's
-    code; child_environment puts this process's first."""
-    return [sys.executable, "-P", "-m", module, *args]
-
-
-def child_environment() -> dict[str, str]:
-    """This environment, with the folder this process's `conformance` package came from first on PYTHONPATH."""
-    import conformance
-
-    root = str(Path(conformance.__file__).resolve().parent.parent)
-    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([root, *paths])}
 
 
 class ChildError(Exception):
@@ -72,8 +55,8 @@ class Died:
 
 
 class ChildProcess:
-    def __init__(self, settings: Settings, log_dir: Path | None = None, zygote=None):
-        """A child started afresh, or forked by `zygote` (zygote.Zygote, started with the same settings)."""
+    def __init__(self, settings: Settings, zygote, log_dir: Path | None = None):
+        """A child forked by `zygote` (zygote.Zygote, started with the same settings)."""
         self.memory_kill_bytes = settings.memory_kill_mb * 2**20
         log_dir = log_dir or Path(tempfile.gettempdir())
         fd, path = tempfile.mkstemp(prefix="conformance-child-", suffix=".log", dir=log_dir)
@@ -83,24 +66,13 @@ class ChildProcess:
         self.log_path = path
         request_read, request_write = os.pipe()
         reply_read, reply_write = os.pipe()
-        if zygote is not None:
-            try:
-                self.process = zygote.fork(request_read, reply_write, fd)
-            except BaseException:
-                for unused in (fd, request_read, request_write, reply_read, reply_write):
-                    os.close(unused)
-                Path(path).unlink(missing_ok=True)
-                raise
-        else:
-            self.process = subprocess.Popen(
-                module_command("conformance.execution.child", str(request_read), str(reply_write)),
-                env=child_environment(),
-                pass_fds=(request_read, reply_write),
-                stdin=subprocess.DEVNULL,
-                stdout=fd,
-                stderr=fd,
-                start_new_session=True,
-            )
+        try:
+            self.process = zygote.fork(request_read, reply_write, fd)
+        except BaseException:
+            for unused in (fd, request_read, request_write, reply_read, reply_write):
+                os.close(unused)
+            Path(path).unlink(missing_ok=True)
+            raise
         for unused in (fd, request_read, reply_write):
             os.close(unused)
         self.requests = os.fdopen(request_write, "w")

@@ -33,12 +33,28 @@ from pathlib import Path
 
 from conformance.execution.capture import read_log
 from conformance.execution.child import die_with_parent, open_pipes, prepare, serve, settle_heap
-from conformance.execution.supervisor import ChildError, child_environment, module_command
+from conformance.execution.supervisor import ChildError
 from conformance.execution.messages import Ended, Error, Fork, Forked, Init, Message, Ready, Wait, decode, encode
 from conformance.settings import Settings
 
 DATAGRAM_BYTES = 1 << 16  # every message but the Init (sent on the zygote's stdin); an Error's traceback is the largest
 FORK_TIMEOUT = 60.0
+
+
+def module_command(module: str, *args: str) -> list[str]:
+    """`python -P -m module args`: -P keeps the working directory off the new process's sys.path, so a
+    `conformance` folder where the run was started (another checkout) cannot stand in for this process's
+    code; child_environment puts this process's first."""
+    return [sys.executable, "-P", "-m", module, *args]
+
+
+def child_environment() -> dict[str, str]:
+    """This environment, with the folder this process's `conformance` package came from first on PYTHONPATH."""
+    import conformance
+
+    root = str(Path(conformance.__file__).resolve().parent.parent)
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([root, *paths])}
 
 
 class ZygoteGone(Exception):
@@ -173,7 +189,7 @@ def main(argv: list[str]) -> int:
         for backend in prepared.backends.values():
             backend.warm_up()
     except Exception as e:
-        channel.send(encode(Error(f"{type(e).__name__}: {e}", traceback.format_exc())).encode())
+        channel.send(encode(Error.of(e)).encode())
         return 1
     settle_heap()
     channel.send(encode(Ready(len(prepared.registry))).encode())
@@ -232,8 +248,8 @@ def returncode(pid: int, ended: dict[int, int]) -> int | None:
         return ended[pid]
     try:
         done, status = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        return ended.get(pid, -signal.SIGKILL)
+    except ChildProcessError:  # not ours (any more): nothing to read
+        return -signal.SIGKILL
     if done == 0:
         return None
     ended[pid] = os.waitstatus_to_exitcode(status)
