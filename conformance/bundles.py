@@ -6,6 +6,7 @@
         <stage input>    e.g. input.mlir: the IR entering the failing stage
         inputs/          the case's inputs as .npy (one folder per input set; .pt where NumPy has no such dtype)
         expected/        the reference's outputs (eager's, or the suite's stored ones), the same way
+        raw/             bfloat16 and float8 outputs as bare bytes, for tools that read no .npy of them
         details.txt      every diagnostic captured
 
 A stage says how to replay itself (CaseRun.reproduce) before its risky part;
@@ -28,7 +29,7 @@ from conformance.paths import pair_dir
 from conformance.remote import bundle as remote_bundle
 from conformance.rerun import rerun_command
 from conformance.settings import Settings
-from conformance.reproducer import COMMANDS, staged_commands, staged_stage
+from conformance.reproducer import COMMANDS, REPLAY_SCRIPT, staged_commands, staged_stage, write_replay_script
 from conformance.result import Result
 from conformance.taxonomy import Status
 from conformance.toolchain.tools import public_tool_path
@@ -116,31 +117,21 @@ def _remove_staging(staging: Path) -> None:
 
 def _write_script(bundle: Path, result: Result, commands: list[list[str]], settings: Settings) -> None:
     seconds = math.ceil(settings.case_timeout)
+    title = f"{result.case}[{result.backend}]: {result.code} at stage {result.stage}"
+    if commands:
+        write_replay_script(bundle, title, commands, seconds, public_tool_path())
+        return
+    # No public tool runs this stage on its own (torch.export, the FX import, eager): rerun the
+    # case, from where the run ran (its --cases paths may be relative), failing as a failure
+    # (--no-xfail: else an expected failure passes quietly as XFAIL).
     lines = [
         "#!/bin/sh",
-        f"# Replays {result.case}[{result.backend}]: {result.code} at stage {result.stage}.",
-        "# The tools of the machine that wrote this bundle; adjust PATH if you moved it.",
-        f'export PATH="{public_tool_path()}:$PATH"',
-        "export TOSA_MODEL_NO_BACKTRACE=1  # else the reference model attaches gdb on a fatal error",
-        "set -e  # the first command that fails ends the script, with its status",
+        f"# Replays {title}.",
+        f'export PATH="{public_tool_path()}:$PATH"  # the tools of the machine that wrote this bundle',
+        f"cd {shlex.quote(os.getcwd())}",
+        f"exec {rerun_command(result.case, result.backend, settings)}",
     ]
-    if commands:
-        lines += [
-            'cd "$(dirname "$0")"',
-            f"# Each command is stopped after the run's case timeout ({seconds} s), as the run stopped it: a hang ends (status 124).",
-            "step() {",
-            f'    timeout --foreground -k 10 {seconds} "$@" && return 0 || status=$?',
-            f'    [ "$status" -ne 124 ] || echo "reproduce.sh: $1 was still running after {seconds} s: stopped (the hang reproduces)" >&2',
-            '    return "$status"',
-            "}",
-        ]
-        lines += ["step " + shlex.join(command) for command in commands]
-    else:
-        # No public tool runs this stage on its own (torch.export, the FX import, eager): rerun the
-        # case, from where the run ran (its --cases paths may be relative), failing as a failure
-        # (--no-xfail: else an expected failure passes quietly as XFAIL).
-        lines += [f"cd {shlex.quote(os.getcwd())}", f"exec {rerun_command(result.case, result.backend, settings)}"]
-    path = bundle / "reproduce.sh"
+    path = bundle / REPLAY_SCRIPT
     path.write_text("\n".join(lines) + "\n")
     path.chmod(0o755)
 

@@ -16,12 +16,14 @@ A leaf module: the Backend protocol uses it, and it uses nothing of ours.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 COMMANDS = "commands.json"
+REPLAY = "replay.json"
 
 
 @dataclass
@@ -34,6 +36,9 @@ class Reproducer:
 
     files: dict[str, Callable[[Path], None]]
     commands: list[list[str]]
+    # Commands replaying what `commands` do from the stage's source, where those run a product of it
+    # (a COMPILED pair's bundle runs a module that holds a batch; its replay compiles the case alone).
+    replay: list[list[str]] = field(default_factory=list)
 
 
 def staged_stage(staging: Path, stage: str) -> Path:
@@ -49,8 +54,46 @@ def stage_reproducer(staging: Path, stage: str, reproducer: Reproducer) -> None:
     for name, write in reproducer.files.items():
         write(target / name)
     (target / COMMANDS).write_text(json.dumps(reproducer.commands))
+    if reproducer.replay:
+        (target / REPLAY).write_text(json.dumps(reproducer.replay))
 
 
-def staged_commands(folder: Path) -> list[list[str]]:
-    """The commands of a staged reproducer (see stage_reproducer)."""
-    return json.loads((folder / COMMANDS).read_text())
+def staged_commands(folder: Path, name: str = COMMANDS) -> list[list[str]]:
+    """The commands of a staged reproducer (see stage_reproducer); name=REPLAY: its replay, [] when it has none."""
+    path = folder / name
+    return json.loads(path.read_text()) if path.exists() else []
+
+
+REPLAY_SCRIPT = "reproduce.sh"
+
+
+def replay_script(title: str, commands: list[list[str]], seconds: int, tool_path: str) -> str:
+    """reproduce.sh: `commands` run in the script's folder, each stopped after `seconds` as the run stopped it.
+
+    `title` says what it replays; `tool_path` is the PATH of the machine that
+    wrote it (its public tools), put before the user's own.
+    """
+    lines = [
+        "#!/bin/sh",
+        f"# Replays {title}.",
+        "# The tools of the machine that wrote this bundle; adjust PATH if you moved it.",
+        f'export PATH="{tool_path}:$PATH"',
+        "export TOSA_MODEL_NO_BACKTRACE=1  # else the reference model attaches gdb on a fatal error",
+        "set -e  # the first command that fails ends the script, with its status",
+        'cd "$(dirname "$0")"',
+        f"# Each command is stopped after the run's case timeout ({seconds} s), as the run stopped it: a hang ends (status 124).",
+        "step() {",
+        f'    timeout --foreground -k 10 {seconds} "$@" && return 0 || status=$?',
+        f'    [ "$status" -ne 124 ] || echo "reproduce.sh: $1 was still running after {seconds} s: stopped (the hang reproduces)" >&2',
+        '    return "$status"',
+        "}",
+        *("step " + shlex.join(command) for command in commands),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_replay_script(folder: Path, title: str, commands: list[list[str]], seconds: int, tool_path: str) -> Path:
+    path = folder / REPLAY_SCRIPT
+    path.write_text(replay_script(title, commands, seconds, tool_path))
+    path.chmod(0o755)
+    return path

@@ -110,6 +110,17 @@ def test_compiled_pairs_run_elsewhere_get_the_verdicts_of_a_local_run(tmp_path):
     assert (Status.FAIL, Stage.RUN, "RUNTIME_ERROR") in outcomes
     assert read_json(merged, RUN)["ran_elsewhere"][0]["bundles"] == str(artifacts.resolve())
 
+    # each bundle also replays its case alone with IREE's own tools, as a failure is reported upstream:
+    # iree-compile on the case's IR, then iree-run-module checking eager's outputs itself
+    replayed = {}
+    for bundle in bundles:
+        manifest = json.loads((bundle / "remote.json").read_text())
+        assert (bundle / "input.mlir").exists() and "alone.vmfb" in (bundle / "reproduce.sh").read_text()
+        proc = subprocess.run(["/bin/sh", str(bundle / "reproduce.sh")], capture_output=True, text=True, timeout=600)
+        replayed[(manifest["case"], manifest["backend"])] = proc.returncode
+    assert replayed.keys() <= after.keys()
+    assert {key: code == 0 for key, code in replayed.items()} == {key: after[key].status == Status.PASS for key in replayed}
+
 
 FAKE_RUNTIME = """#!/bin/sh
 # A stand-in for iree-run-module (CrashesWhereItRuns): dies of SIGSEGV on a "crash" module, else gives eager's outputs.

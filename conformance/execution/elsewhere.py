@@ -47,7 +47,7 @@ def stage(backend: Backend, it: Item, explanation: str, settings: Settings) -> N
     for index, after in enumerate(run.inputs_after if mutations else ()):
         for i in (i for i in mutations if i is not None):
             files[f"{layout.AFTER}/set{index}/{i}"] = _saver(after[i])
-    stage_reproducer(run.staging, layout.STAGE, Reproducer(files, remote.commands))
+    stage_reproducer(run.staging, layout.STAGE, Reproducer(files, remote.commands, remote.replay))
 
 
 def _saver(tensor):

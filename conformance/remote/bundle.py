@@ -3,7 +3,9 @@
 The run stage staged what running it elsewhere needs (execution/elsewhere.py):
 the module, remote.json, structure.pkl and one command per input set. Here
 they join the case's inputs and eager's outputs in the pair's bundle, the
-commands become remote.sh, and the directory gets run-compiled.sh. A
+commands become remote.sh, and the directory gets run-compiled.sh; the
+backend's replay of the case alone (its IR, compiled and checked by the
+toolchain's own tools) becomes reproduce.sh. A
 module compiled in a batch serves every case of it: it is kept once, under
 DIR/.modules/ by its digest, each pair's module.vmfb a hard link to it.
 """
@@ -11,13 +13,15 @@ DIR/.modules/ by its digest, each pair's module.vmfb a hard link to it.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import shutil
 from pathlib import Path
 
 from conformance.remote.layout import DIRECTORY_SCRIPT, EXPECTED, INPUTS, MODULE, MODULES, PAIR_SCRIPT, STAGE
 from conformance.remote.scripts import directory_script, pair_script
-from conformance.reproducer import COMMANDS, staged_commands, staged_stage
+from conformance.reproducer import COMMANDS, REPLAY, REPLAY_SCRIPT, staged_commands, staged_stage, write_replay_script
+from conformance.toolchain.tools import public_tool_path
 
 
 def finalize(artifacts: Path, staging: Path, bundle: Path, case: str, backend: str, explanation: str, case_timeout: float) -> Path | None:
@@ -31,14 +35,18 @@ def finalize(artifacts: Path, staging: Path, bundle: Path, case: str, backend: s
         if (staging / folder).exists():
             shutil.move(str(staging / folder), bundle / folder)
     for item in staged.iterdir():
-        if item.name != COMMANDS:
+        if item.name not in (COMMANDS, REPLAY):
             shutil.move(str(item), bundle / item.name)
     if (bundle / MODULE).exists():
         keep_once(Path(artifacts), bundle / MODULE)
     script = bundle / PAIR_SCRIPT
     script.write_text(pair_script(case, backend, staged_commands(staged), case_timeout))
     script.chmod(0o755)
-    (bundle / "README.txt").write_text(_readme(case, backend, explanation))
+    replay = staged_commands(staged, REPLAY)
+    if replay:
+        title = f"{case}[{backend}] with the toolchain's own tools: the case compiled alone, run against eager's outputs"
+        write_replay_script(bundle, title, replay, math.ceil(case_timeout), public_tool_path())
+    (bundle / "README.txt").write_text(_readme(case, backend, explanation, bool(replay)))
     write_directory_script(Path(artifacts))
     return bundle
 
@@ -70,8 +78,8 @@ def write_directory_script(artifacts: Path) -> None:
     os.replace(partial, path)
 
 
-def _readme(case: str, backend: str, explanation: str) -> str:
-    return (
+def _readme(case: str, backend: str, explanation: str, replay: bool) -> str:
+    text = (
         f"case {case}, backend {backend}: COMPILED\n{explanation}\n\n"
         f"To run it on a machine with the device and IREE's runtime (iree-run-module; no Python needed):\n"
         f"sh ../../{DIRECTORY_SCRIPT} runs every pair of this directory, or `sh {PAIR_SCRIPT}` in this folder this one.\n"
@@ -79,3 +87,11 @@ def _readme(case: str, backend: str, explanation: str) -> str:
         "`conformance verdicts-from DIR` judges them against expected/ (eager's outputs) with the case's tolerances\n"
         "(remote.json) and writes a report directory that `conformance merge` combines with the run's own.\n"
     )
+    if replay:
+        text += (
+            f"\nTo report a failure to the toolchain's developers: {REPLAY_SCRIPT} compiles input.mlir (the case's own IR)\n"
+            "alone with iree-compile and the run's flags, then runs it with iree-run-module, which checks each output\n"
+            "against expected/ with the case's tolerances; it exits with the status of the first command that fails.\n"
+            "The compile needs iree-compile, the run the device: where they are on two machines, run its lines apart.\n"
+        )
+    return text

@@ -9,6 +9,8 @@
         README.txt
         module.vmfb            the compiled module
         remote.sh              the pair's iree-run-module commands, one per input set
+        input.mlir             the case's own IR, and reproduce.sh: it compiled alone by iree-compile
+        reproduce.sh           (alone.vmfb) and run by iree-run-module against expected/ (to report a failure)
         inputs/setN/I.npy      the case's inputs
         expected/setN/J.npy    eager's outputs, flattened (J.pt for a dtype NumPy lacks)
         after/setN/I.npy       an input as eager left it, for the inputs the program updates in place

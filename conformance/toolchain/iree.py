@@ -35,6 +35,7 @@ from conformance.toolchain.tools import ToolError, run_tool
 from conformance.toolchain.torch_mlir import TorchMlirBackend, unsigned_as_eager
 
 REMOTE_MODULE = "module.vmfb"  # the compiled module in a COMPILED pair's bundle (remote_run)
+ALONE_MODULE = "alone.vmfb"  # what its replay compiles: the case alone (REMOTE_MODULE may be a batch's, hard-linked)
 COMPILE_INPUT = "compile-input.mlir"  # one case's IR as handed to iree-compile, in its workdir and CaseRun.notes
 TARGET_FLAGS = DEFAULT.flags()  # the host CPU, IREE's default level: what every IREE backend compiles for without @
 
@@ -266,17 +267,28 @@ class IreeBackend(TorchMlirBackend):
                 *(f"--input=@inputs/set{index}/{i}.npy" for i in range(len(inputs))),
                 *(f"--output=@outputs/set{index}/{j}.{'bin' if bytes_only else 'npy'}" for j, bytes_only in enumerate(raw)),
             ])
-        return Reproducer({REMOTE_MODULE: lambda path: shutil.copyfile(entry.compiled.vmfb, path)}, runs)
+        files = {REMOTE_MODULE: lambda path: shutil.copyfile(entry.compiled.vmfb, path)}
+        # The case alone, for IREE's own tools: a failure found there is reported upstream from it.
+        replay = self._replay(case_run, ALONE_MODULE)
+        if replay is None:
+            return Reproducer(files, runs)
+        return Reproducer({**files, **replay.files}, runs, replay=replay.commands)
 
     def _reproduce_run(self, case_run: CaseRun) -> None:
-        """Compile the case alone and run it on every input set, checking the reference's outputs.
+        """Compile the case alone and run it on every input set, checking the reference's outputs."""
+        replay = self._replay(case_run, "module.vmfb")
+        if replay is not None:
+            case_run.reproduce("run", replay.files, *replay.commands)
+
+    def _replay(self, case_run: CaseRun, module: str) -> Reproducer | None:
+        """The case's own IR compiled alone to `module`, then run on every input set against the reference's outputs.
 
         One iree-run-module per input set, in order: a case that fails only at
         its second set (a dynamic dim at another size) fails the replay there.
         The IR is the one handed to the compiler or to the compile cache (whose
         hit skipped the compiler), printed once; a case compiled in a batch
         without the cache prints its own. A case found by its case key has it
-        only when the cache kept it (see compile_cache_use.py): else no replay.
+        only when the cache kept it (see compile_cache_use.py): else None.
         """
         from torch.utils._pytree import tree_flatten
 
@@ -286,25 +298,21 @@ class IreeBackend(TorchMlirBackend):
         elif lowered is not None:
             write_input = lambda path: write_ir(lowered, path, self.generic_form)
         else:
-            return
+            return None
+        files = {"input.mlir": write_input}
         runs = []
         for index, (inputs, expected) in enumerate(zip(case_run.inputs, case_run.expected)):
             outputs = tree_flatten(expected)[0]
             runs.append([
                 "iree-run-module",
-                "--module=module.vmfb",
+                f"--module={module}",
                 f"--device={self.target.driver}",
                 "--function=main",
                 *(f"--input=@inputs/set{index}/{i}.npy" for i in range(len(inputs))),
-                *(f"--expected_output=@expected/set{index}/{j}.npy" for j in range(len(outputs))),
+                *(expected_output_flag(t, f"expected/set{index}/{j}", files) for j, t in enumerate(outputs)),
                 *tolerance_flags(case_run.case, outputs),
             ])
-        case_run.reproduce(
-            "run",
-            {"input.mlir": write_input},
-            self.compile_command("input.mlir", "module.vmfb", tool="iree-compile"),
-            *runs,
-        )
+        return Reproducer(files, [self.compile_command("input.mlir", module, tool="iree-compile"), *runs])
 
 
 def compile_command(source: str, output: str, input_type: str, target_flags: list[str], tool: str | None = None) -> list[str]:
@@ -354,6 +362,30 @@ def compile_stats(function: str, dispatches: dict[str, int], vmfb: Path, seconds
         "module_cases": cases,
         "seconds": round(seconds / cases, 3),
     }
+
+
+def expected_output_flag(output, stem: str, files: dict) -> str:
+    """iree-run-module's --expected_output for one of eager's outputs, saved at `stem`.npy in the bundle.
+
+    iree-run-module reads a .npy of bfloat16 or float8 as opaque 16- or
+    8-bit elements that match no output: those are given to it as their bare
+    bytes with their IREE type (`4x8xbf16=@raw/set0/0.bin`), written into
+    `files` beside the Reproducer's other files.
+    """
+    from conformance.arrays import ML_DTYPES
+    from conformance.dtypes import builtin_name
+
+    if getattr(output, "dtype", None) not in ML_DTYPES:
+        return f"--expected_output=@{stem}.npy"
+    raw = f"raw/{stem.removeprefix('expected/')}.bin"
+
+    def write(path: Path, tensor=output) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(to_numpy(tensor).tobytes())
+
+    files[raw] = write
+    shape = "".join(f"{d}x" for d in output.shape)
+    return f"--expected_output={shape}{builtin_name(output.dtype)}=@{raw}"
 
 
 def tolerance_flags(case, outputs: list) -> list[str]:
