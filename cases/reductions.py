@@ -52,6 +52,10 @@ CASES = [
     op("amax.dims_keepdim", lambda x: x.amax((0, 2), keepdim=True), T(3, 4, 5)),
     op("amin.neg_dim", lambda x: x.amin(-1), T(3, 4, 5)),
     op("amax.bool", lambda x: x.amax(1), T(4, 6, dtype=b8)),
+    # Found by `conformance fuzz --backend tosa --seed 1` (as all, any, bitwise_xor on booleans): a reduction
+    # minus itself squeezed, broadcast to all their pairwise differences. IREE 3.13's llvm-cpu gives zeros.
+    op("amax.pairwise_difference", lambda x: x.amax(1, keepdim=True).squeeze(1) - x.amax(1, keepdim=True), T(4, 3, 1)),
+    op("all.pairwise_xor", lambda x: x.all(1, keepdim=True).squeeze(1) ^ x.all(1, keepdim=True), T(4, 2, 1, dtype=b8, gen=mask(0.7))),
     op("amax.nan", lambda x: x.amax(1), T(4, 8, gen=with_nans(0.1))),
     op("amax.0d", torch.amax, T()),
     # max / min: all-reduce, and per dim with indices
