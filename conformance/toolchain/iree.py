@@ -300,15 +300,19 @@ class IreeBackend(TorchMlirBackend):
         else:
             return None
         files = {"input.mlir": write_input}
+        mutations = case_run.extras.get("mutations") or []  # leading results: mutated inputs' new values, buffers (None)
         runs = []
         for index, (inputs, expected) in enumerate(zip(case_run.inputs, case_run.expected)):
             outputs = tree_flatten(expected)[0]
+            after = case_run.inputs_after[index] if mutations else []
             runs.append([
                 "iree-run-module",
                 f"--module={module}",
                 f"--device={self.target.driver}",
                 "--function=main",
                 *(f"--input=@inputs/set{index}/{i}.npy" for i in range(len(inputs))),
+                *("--expected_output=(ignore)" if i is None else
+                  expected_output_flag(after[i], f"after/set{index}/{i}", files, saved=False) for i in mutations),
                 *(expected_output_flag(t, f"expected/set{index}/{j}", files) for j, t in enumerate(outputs)),
                 *tolerance_flags(case_run.case, outputs),
             ])
@@ -364,28 +368,43 @@ def compile_stats(function: str, dispatches: dict[str, int], vmfb: Path, seconds
     }
 
 
-def expected_output_flag(output, stem: str, files: dict) -> str:
-    """iree-run-module's --expected_output for one of eager's outputs, saved at `stem`.npy in the bundle.
+def expected_output_flag(output, stem: str, files: dict, saved: bool = True) -> str:
+    """iree-run-module's --expected_output for one output, `stem`.npy in the bundle (written into `files` unless saved).
 
-    iree-run-module reads a .npy of bfloat16 or float8 as opaque 16- or
-    8-bit elements that match no output: those are given to it as their bare
-    bytes with their IREE type (`4x8xbf16=@raw/set0/0.bin`), written into
+    iree-run-module compares element types exactly, and reads a .npy the
+    module's results do not match: a bfloat16 or float8 .npy as opaque 16-
+    or 8-bit elements, an integer .npy as signed or unsigned (`si64`,
+    `ui8`) where the module returns signless integers (`i64`, `i8`). Those
+    are given to it as their bare bytes with the type the module returns
+    (`4x8xbf16=@raw/set0/0.bin`, `3x5xi64=@raw/set0/0.bin`), written into
     `files` beside the Reproducer's other files.
     """
     from conformance.arrays import ML_DTYPES
     from conformance.dtypes import builtin_name
 
-    if getattr(output, "dtype", None) not in ML_DTYPES:
+    dtype = getattr(output, "dtype", None)
+    if dtype in ML_DTYPES:
+        element = builtin_name(dtype)
+    elif isinstance(dtype, torch.dtype) and not (dtype.is_floating_point or dtype.is_complex or dtype == torch.bool):
+        element = f"i{torch.iinfo(dtype).bits}"
+    else:
+        if not saved:
+            files[f"{stem}.npy"] = _writer(lambda: np.save, output)
         return f"--expected_output=@{stem}.npy"
     raw = f"raw/{stem.removeprefix('expected/')}.bin"
-
-    def write(path: Path, tensor=output) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(to_numpy(tensor).tobytes())
-
-    files[raw] = write
+    files[raw] = _writer(lambda: lambda path, array: path.write_bytes(array.tobytes()), output)
     shape = "".join(f"{d}x" for d in output.shape)
-    return f"--expected_output={shape}{builtin_name(output.dtype)}=@{raw}"
+    return f"--expected_output={shape}{element}=@{raw}"
+
+
+def _writer(save, tensor):
+    """A Reproducer's file writer: `save()(path, tensor as NumPy)`, making the file's folder first."""
+
+    def write(path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save()(path, to_numpy(tensor))
+
+    return write
 
 
 def tolerance_flags(case, outputs: list) -> list[str]:
