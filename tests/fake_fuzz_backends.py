@@ -65,3 +65,44 @@ class Planted(Backend):
 
 CUMSUM_FAILS = Planted("cumsum-fails", "aten.cumsum", 3, fails=True)  # UNSUPPORTED_OP (aten.cumsum) from size 3
 AMAX_OFF = Planted("amax-off", "aten.amax", 4, shift=0.5)  # NUMERIC_MISMATCH, amax 0.5 (integers: 1) too high from size 4
+
+
+class Taint(TorchDispatchMode):
+    """Marks the broken op's results; the first op that reads one raises, naming itself (a bad fold seen downstream)."""
+
+    def __init__(self, broken: str, from_size: int):
+        super().__init__()
+        self.broken, self.from_size, self.tainted = broken, from_size, set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        leaves = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+        if any(id(t) in self.tainted for t in leaves):
+            raise StageFailure(Code.VERIFIER_ERROR, f"'{_name(func)}' op operand has the wrong shape", op=_name(func))
+        out = func(*args, **(kwargs or {}))
+        if _name(func) == self.broken and any(d >= self.from_size for t in leaves for d in t.shape):
+            self.tainted.update(id(t) for t in tree_leaves(out) if isinstance(t, torch.Tensor))
+        return out
+
+
+class Downstream(Backend):
+    """Eager, but `op` on inputs with a dim of `from_size` or more leaves a result that fails to compile where it is
+    used next: the failure names the op reading it, or func.return when it is returned (where(c, a, a)'s fold)."""
+
+    stages = ("compile", "run")
+
+    def __init__(self, name: str, op: str, from_size: int):
+        self.name, self.op, self.from_size = name, op, from_size
+
+    def compile(self, _, case_run):
+        taint = Taint(self.op, self.from_size)
+        with torch.no_grad(), taint:
+            out = case_run.module(*[t.clone() for t in case_run.inputs[0]])
+        if any(id(t) in taint.tainted for t in tree_leaves(out) if isinstance(t, torch.Tensor)):
+            raise StageFailure(Code.VERIFIER_ERROR, "'func.return' op operand has the wrong shape", op="func.return")
+
+    def run(self, _, inputs, case_run):
+        with torch.no_grad():
+            return case_run.module(*inputs)
+
+
+CUMSUM_DOWNSTREAM = Downstream("cumsum-downstream", "aten.cumsum", 3)  # VERIFIER_ERROR at cumsum's reader, from size 3

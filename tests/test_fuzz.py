@@ -80,6 +80,23 @@ def test_planted_bugs_are_found_grouped_and_shrunk_to_the_op_and_its_smallest_sh
     assert record["reproduce"].endswith("--seed 0 --programs 48")
 
 
+def test_one_bug_failing_at_the_ops_after_it_is_one_group_under_where_it_first_goes_wrong(tmp_path):
+    """cumsum from size 3 leaves a result that fails wherever it is read next (neg, mul, add ... or the return):
+    one group per reader until each shrunk program is cut after each call; the cut returning cumsum's result
+    fails too, so every group has that root and they are one, the others listed as seen downstream."""
+    proc = cli("fuzz", "--backend", planted("CUMSUM_DOWNSTREAM"), "--ops", OPS, "--programs", "48", "--seed", "0",
+               "--shrink-runs", "40", "--output-dir", str(tmp_path), "--no-cache", "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    record = json.loads(proc.stdout)
+    [group] = record["groups"]
+    assert (group["code"], group["op"]) == ("VERIFIER_ERROR", "func.return")
+    assert group["downstream"], "the readers' groups were not merged"
+    assert all(d["signature"].startswith("VERIFIER_ERROR") and "func.return" not in d["signature"] for d in group["downstream"])
+    assert group["count"] == record["per_backend"]["cumsum-downstream"]["failed"]
+    case = programs.load(Path(group["case_file"]))
+    assert case.ops == ("aten.cumsum",) and group["confirmed"], group["confirm"]
+
+
 def test_eager_against_itself_finds_nothing(tmp_path):
     """The generator's programs are valid and well conditioned: eager judged against eager never fails,
     dynamic programs included."""

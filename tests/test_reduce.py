@@ -130,8 +130,8 @@ def test_a_numeric_failure_is_not_reduced_into_an_ill_conditioned_program():
     wanted = failed("p", "b", stage="compare", code=Code.NUMERIC_MISMATCH, explanation="off")
     noisy = Program((Input((4,), values=("uniform", 1000.0, 2000.0)),),
                     (Call("torch.sub({0}, torch.mul({0}, 1.0000001))", (0,), "aten.sub"),), (1,), rtol=1e-6, atol=1e-9)
-    assert not loop._acceptable(noisy, wanted, True)
-    assert loop._acceptable(noisy, failed("p", "b", stage="compile", code=Code.COMPILER_ERROR, explanation="x"), True)
+    assert not loop.acceptable(noisy, wanted, True)
+    assert loop.acceptable(noisy, failed("p", "b", stage="compile", code=Code.COMPILER_ERROR, explanation="x"), True)
 
 
 # -- program surgery and the graph -------------------------------------------------------

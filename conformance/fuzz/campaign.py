@@ -9,7 +9,8 @@
     3. each group's smallest program is shrunk by Hypothesis
        (search.shrink) while it still fails the same way (stage, code, op),
        then by the reduction loop (reduce/loop.py: an op cut to an input,
-       plainer values, which the strategy cannot draw)
+       plainer values, which the strategy cannot draw); groups whose
+       programs first go wrong at the same result are merged (upstream.py)
     4. the result becomes a one-file case (cases/<id>.py), run once more
        from that file in a fresh child with --artifacts: the failure is
        confirmed and its reproducer bundle written
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Callable
 
 from conformance.content import DEFAULT_XFAIL_DIR
-from conformance.fuzz import known, search
+from conformance.fuzz import known, search, upstream
 from conformance.fuzz.strategies import Config, Stats
 from conformance.paths import safe_name
 from conformance.programs import program as programs
@@ -101,6 +102,8 @@ class Campaign:
             self.log(f"{len(self.seen)} programs run in {explored:.0f} s; {len(groups)} root-cause groups")
             pairs = self._known_pairs()
             found = _merged([self._shrink(runner, g, pairs) for g in groups])
+            if self.plan.shrink_runs > 0:  # shrunk programs have few calls: a cut after each is cheap
+                found = upstream.merge(found, lambda backend, batch: [r[0] for r in runner.run(batch, [backend])], self.log)
         self._write_and_confirm(found)
         record = self._record(found, pairs, explored, time.monotonic() - started)
         (plan.output / RECORD).write_text(json.dumps(record, indent=1))
@@ -237,13 +240,14 @@ class Campaign:
         for item in found:
             group, wanted, program, op = item["group"], item["wanted"], item["program"], item["op"]
             groups.append({
-                "backend": group.backend, "code": group.code, "stage": wanted.stage, "op": op, "count": item["count"],
-                "known": known.shown_by(pairs.get(group.backend, set()), group.code, op) if pairs else None,
+                "backend": group.backend, "code": wanted.code, "stage": wanted.stage, "op": op, "count": item["count"],
+                "known": known.shown_by(pairs.get(group.backend, set()), wanted.code, op) if pairs else None,
                 "explanation": wanted.explanation,
                 "smallest": {"id": item["smallest"].id, "place": item["smallest"].place, "program": item["smallest"].program.describe()},
                 "program": program.describe(), "shrink": item.get("shrink"),
                 "case_id": item.get("case_id"), "case_file": item.get("case_file"),
                 "confirmed": item.get("confirmed"), "confirm": item.get("confirm"), "bundle": item.get("bundle"),
+                "downstream": item.get("downstream", []),
             })
         refused = Counter(
             (r.stage, r.code, r.op) for s in self.seen for r in s.results.values() if invalid(r)

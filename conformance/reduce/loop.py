@@ -67,7 +67,7 @@ def reduce(program: Program, wanted: Result, judge: Judge, *, seconds: float = 6
                 if key in tried or not step.program.calls or step.program.size() >= outcome.program.size():
                     continue
                 tried.add(key)
-                if _acceptable(step.program, wanted, finite):
+                if acceptable(step.program, wanted, finite):
                     candidates.append(step)
             candidates = candidates[: max(0, runs - outcome.runs)]
             if not candidates:
@@ -87,7 +87,8 @@ def reduce(program: Program, wanted: Result, judge: Judge, *, seconds: float = 6
             return outcome
 
 
-def _acceptable(program: Program, wanted: Result, finite: bool) -> bool:
+def acceptable(program: Program, wanted: Result, finite: bool) -> bool:
+    """Eager runs `program` (finite where the original was), well conditioned for a wrong-numbers failure."""
     try:
         evaluation = eager.evaluate(program)
     except Exception:
