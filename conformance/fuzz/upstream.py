@@ -70,15 +70,14 @@ def _one(items: list[dict], log: Callable[[str], None]) -> dict:
     """One group for items that share a root: an item failing at the root itself stands for them, else the root's cut."""
     at_root = [i for i in items if "root" not in i]
     if at_root:
-        kept = min(at_root, key=lambda i: i["program"].size())
-    else:
+        first = kept = min(at_root, key=lambda i: i["program"].size())
+    else:  # the group whose root is smallest stands for them, its program cut to the root
         first = min(items, key=lambda i: i["root"][0].size())
         program, result = first["root"]
-        kept = {**first, "program": program, "wanted": dataclasses.replace(result, case=first["wanted"].case),
-                "op": result.op, "count": 0}
+        kept = {**first, "program": program, "wanted": dataclasses.replace(result, case=first["wanted"].case), "op": result.op}
         del kept["root"]
-    others = [i for i in items if i is not kept]
-    kept["count"] = (kept["count"] or 0) + sum(i["count"] for i in others)
+    others = [i for i in items if i is not first]
+    kept["count"] = first["count"] + sum(i["count"] for i in others)
     kept["downstream"] = [
         {"signature": signature(i["wanted"]), "count": i["count"], "program": i["program"].describe()} for i in others
     ]
