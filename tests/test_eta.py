@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conformance.nightly.eta import CALIBRATE_AFTER, KIND_SECONDS, Eta, History, plan
+from conformance.nightly.eta import CALIBRATE_AFTER, KIND_SECONDS, MEASURED_SECONDS, OVERHEAD, Eta, History, plan
 from conformance.nightly.progress import Progress
 from conformance.report_dir import ResultsFile
 from conformance.result import Result
@@ -23,9 +23,16 @@ def test_a_pair_is_planned_as_measured_else_as_its_kind_on_its_backend_else_as_i
         ("resnet", "tosa"): 40.0,
         ("bert", "tosa"): 40.0,  # the models tosa ran last time
         ("op2", "tosa"): pytest.approx(0.3),  # the ops tosa ran last time
-        ("op2", "linalg"): KIND_SECONDS["op"],  # nothing measured on linalg
+        ("op2", "linalg"): KIND_SECONDS["op"],  # nothing measured on linalg (a report measured something)
         ("pad", "onnx-tosa"): 30.0,  # a pinned hang waits its budget
     }
+
+
+def test_with_no_report_a_pair_is_planned_as_a_fresh_clones_run_measured_its_kind_on_its_backend():
+    planned = plan([("resnet", "tosa"), ("op2", "linalg"), ("op3", "my-backend")], KINDS, History())
+    assert planned == {("resnet", "tosa"): MEASURED_SECONDS["model", "tosa"], ("op2", "linalg"): MEASURED_SECONDS["op", "linalg"],
+                       ("op3", "my-backend"): KIND_SECONDS["op"]}
+    assert History().overhead == OVERHEAD
 
 
 def test_models_first_do_not_make_the_eta_say_hours():
@@ -57,12 +64,14 @@ def test_the_history_is_read_from_a_report_directory(tmp_path):
     store = ResultsFile(tmp_path)
     store.append(Result("tanh", "tosa", "pass", timings={"export": 0.5, "compile": 1.5}))
     store.append(Result("pad", "onnx-tosa", "fail", stage="contract", code="TIMEOUT", timings={"export": 0.1}))
+    # a hang the engine killed after its budget says so in its timers: it cost 30 s, not the timeout
+    store.append(Result("pad.2d", "onnx-tosa", "fail", stage="contract", code="TIMEOUT", timings={"export": 0.1, "contract": 30.0}))
     store.close()
-    (tmp_path / "run.json").write_text(json.dumps({"settings": {"workers": 2}, "wall_seconds": 160.0, "finished": "x"}))
+    (tmp_path / "run.json").write_text(json.dumps({"settings": {"workers": 2}, "wall_seconds": 180.0, "finished": "x"}))
     history = History.of_report(tmp_path, timeout=300.0)
-    assert history.seconds == pytest.approx({("tanh", "tosa"): 2.0, ("pad", "onnx-tosa"): 300.1})
+    assert history.seconds == pytest.approx({("tanh", "tosa"): 2.0, ("pad", "onnx-tosa"): 300.1, ("pad.2d", "onnx-tosa"): 30.1})
     assert history.timings[("tanh", "tosa")] == {"export": 0.5, "compile": 1.5}
-    assert history.overhead == pytest.approx(320.0 / 302.1)  # 2 lanes x 160 s for 302.1 stage seconds
+    assert history.overhead == pytest.approx(360.0 / 332.2)  # 2 lanes x 180 s for 332.2 stage seconds
     assert History.of_report(None, 300.0).seconds == {}
 
 

@@ -283,6 +283,8 @@ class Engine:
         result = results.failed(
             case, backend, stage=stage, code=found.code, explanation=found.explanation, details=found.details
         )
+        if ended_by == "silence":  # what the hang cost: the next run's ETA plans it so (nightly/eta.py)
+            result.timings[stage] = self.waited
         result.extras[TOOL] = self._tool(backend, stage)
         result.extras[ENDED_BY] = ended_by
         if self.settings.artifacts:
