@@ -226,12 +226,15 @@ def test_a_pair_cut_short_there_is_told_apart_from_one_that_never_ran(tmp_path):
     from conformance.execution.remote_verdicts import judge_directory
     from conformance.remote import layout
 
-    for case in ("never", "cut"):
+    for case in ("never", "cut", "between"):
         bundle = tmp_path / case / "tosa"
         bundle.mkdir(parents=True)
         layout.write_manifest(bundle / layout.MANIFEST, {"sets": 2})
     layout.set_dir(tmp_path / "cut" / "tosa", layout.OUTPUTS, 0).mkdir(parents=True)  # began, killed before its exit code
+    first = layout.set_dir(tmp_path / "between" / "tosa", layout.OUTPUTS, 0)  # its first set passed, then it was killed
+    first.mkdir(parents=True)
+    (first / layout.EXIT_CODE).write_text("0\n")
     judged = judge_directory(tmp_path)
     assert judged.results == []
     assert judged.not_run == [str(tmp_path / "never" / "tosa")]
-    assert judged.cut_short == [str(tmp_path / "cut" / "tosa")]
+    assert sorted(judged.cut_short) == [str(tmp_path / "between" / "tosa"), str(tmp_path / "cut" / "tosa")]
