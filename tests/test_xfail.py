@@ -165,3 +165,14 @@ def test_a_cpu_dependent_entry_fails_as_pinned_on_its_cpu_passes_on_another_and_
     for run in ([passing], [failing]):
         update(loaded, run, {"to.f32_to_u8"})
         assert loaded.get("to.f32_to_u8").cpu_dependent == evidence
+
+
+def test_many_stale_entries_are_counted_by_suite_after_the_first_ten():
+    from conformance.xfail.update import stale_lines
+
+    stale = [f"opinfo.add.{i}" for i in range(12)] + ["onnx-node.test_abs", "gone.case"]
+    lines = stale_lines(stale)
+    assert lines[:10] == [f"  stale (no such case in the registry): {case}" for case in stale[:10]]
+    assert len(lines) == 11
+    assert "4 more stale (opinfo.*: 2, onnx-node.*: 1, gone.*: 1)" in lines[10] and "--suite NAME" in lines[10]
+    assert stale_lines(["gone.case"]) == ["  stale (no such case in the registry): gone.case"]

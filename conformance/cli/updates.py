@@ -10,6 +10,7 @@ from typing import Callable
 
 from conformance import run_options as ro
 from conformance.cli.common import add_case_arguments
+from conformance.xfail.update import stale_lines
 
 
 def add_update_arguments(update, *, backend_required: bool, backend_help: str) -> None:
@@ -61,7 +62,7 @@ def check_files(directory: Path, load: Callable, error: type[Exception], known: 
             continue
         stale = sorted(c for c in loaded.entries if c not in known)
         print(f"{path}: {len(loaded.entries)} {what}, {len(stale)} stale")
-        for case in stale:
-            print(f"  stale (no such case in the registry): {case}")
+        for line in stale_lines(stale):
+            print(line)
         status |= bool(stale)
     return status

@@ -19,6 +19,7 @@ from typing import Callable, Iterable
 from conformance.gates.figures import FIGURES
 from conformance.gates.sets import GateEntry, GateSet
 from conformance.result import Result
+from conformance.xfail.update import stale_lines
 from conformance.taxonomy import Status
 
 
@@ -34,7 +35,7 @@ class UpdateReport:
         out = [f"{self.backend}: {len(self.added)} added, {len(self.updated)} updated, {len(self.kept)} kept, {len(self.stale)} stale"]
         out += [f"  added: {i}" for i in self.added]
         out += [f"  kept as it was (not passed in this run): {i}" for i in self.kept]
-        out += [f"  stale (no such case in the registry): {i}" for i in self.stale]
+        out += stale_lines(self.stale)
         return out
 
 

@@ -13,6 +13,7 @@ failure when run: that was not checked.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -39,9 +40,24 @@ class UpdateReport:
         ]
         for label, ids in (("added", self.added), ("changed", self.changed), ("removed", self.removed)):
             out += [f"  {label}: {i}" for i in ids]
-        out += [f"  stale (no such case in the registry): {i}" for i in self.stale]
+        out += stale_lines(self.stale)
         out += [f"  flaky, left as it was (its runs disagree): {i}" for i in self.flaky]
         return out
+
+
+def stale_lines(stale: list[str], shown: int = 10) -> list[str]:
+    """The stale entries: the first `shown` by name, the others counted by their id's first part.
+
+    An entry of a suite the command was not told to load (`--suite opinfo`)
+    reads as stale too: thousands of lines would hide the one that matters.
+    """
+    out = [f"  stale (no such case in the registry): {case}" for case in stale[:shown]]
+    if len(stale) > shown:
+        prefixes = Counter(case.split(".", 1)[0] for case in stale[shown:])
+        counted = ", ".join(f"{prefix}.*: {n}" for prefix, n in prefixes.most_common())
+        out.append(f"  ... and {len(stale) - shown} more stale ({counted}); "
+                   "the entries of a suite not given to this command (--suite NAME) read as stale")
+    return out
 
 
 def update(xfails: XfailSet, run: Iterable[Result], known_cases: set[str] | None, drop_stale: bool = False) -> UpdateReport:
