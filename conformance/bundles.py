@@ -80,7 +80,8 @@ def finalize(settings: Settings, result: Result) -> Path | None:
     if not result.failed:
         kept = None
         if result.status == Status.COMPILED:  # to be run elsewhere, when its run stage said how (remote/)
-            kept = remote_bundle.finalize(artifacts, staging, bundle, result.case, result.backend, result.explanation, settings.case_timeout)
+            kept = remote_bundle.finalize(artifacts, staging, bundle, result.case, result.backend, result.explanation,
+                                          settings.case_timeout, public_tool_path())
         _remove_staging(staging)
         return kept
     shutil.rmtree(bundle, ignore_errors=True)

@@ -21,11 +21,14 @@ from pathlib import Path
 from conformance.remote.layout import DIRECTORY_SCRIPT, EXPECTED, INPUTS, MODULE, MODULES, PAIR_SCRIPT, STAGE
 from conformance.remote.scripts import directory_script, pair_script
 from conformance.reproducer import COMMANDS, REPLAY, REPLAY_SCRIPT, staged_commands, staged_stage, write_replay_script
-from conformance.toolchain.tools import public_tool_path
 
 
-def finalize(artifacts: Path, staging: Path, bundle: Path, case: str, backend: str, explanation: str, case_timeout: float) -> Path | None:
-    """The bundle of a COMPILED pair whose run stage staged how to run it elsewhere; None when it did not."""
+def finalize(artifacts: Path, staging: Path, bundle: Path, case: str, backend: str, explanation: str, case_timeout: float,
+             tool_path: str) -> Path | None:
+    """The bundle of a COMPILED pair whose run stage staged how to run it elsewhere; None when it did not.
+
+    `tool_path`: the PATH of this machine's public tools, for its reproduce.sh (the case replayed alone).
+    """
     staged = staged_stage(staging, STAGE)
     if not staged.exists():
         return None
@@ -45,7 +48,7 @@ def finalize(artifacts: Path, staging: Path, bundle: Path, case: str, backend: s
     replay = staged_commands(staged, REPLAY)
     if replay:
         title = f"{case}[{backend}] with the toolchain's own tools: the case compiled alone, run against eager's outputs"
-        write_replay_script(bundle, title, replay, math.ceil(case_timeout), public_tool_path())
+        write_replay_script(bundle, title, replay, math.ceil(case_timeout), tool_path)
     (bundle / "README.txt").write_text(_readme(case, backend, explanation, bool(replay)))
     write_directory_script(Path(artifacts))
     return bundle
