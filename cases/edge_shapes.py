@@ -63,6 +63,9 @@ CASES = [
     # tosa.identity that changes the element type.
     op("sum.0d_dim_int32_keepdim", lambda x: x.sum(0, keepdim=True), T(dtype=torch.int32)),
     op("amax.0d_dim", lambda x: x.amax(0), T()),
+    # Found by `conformance fuzz --backend stablehlo --seed 1`: torch-mlir's stablehlo lowering dies of SIGSEGV on it.
+    op("sum.0d_dim_keepdim", lambda x: x.sum(0, keepdim=True), T()),
+    op("sum.0d_dim_keepdim.i32", lambda x: x.sum(0, keepdim=True), T(dtype=i32, low=-4, high=5)),
     op("unsqueeze.0d", lambda x: x.unsqueeze(0), T()),
     op("reshape.0d_to_1d", lambda x: x.reshape(1), T()),
     op("reshape.1elem_to_0d", lambda x: x.reshape(()), T(1, 1)),
