@@ -225,3 +225,15 @@ def test_a_group_is_known_when_a_shipped_case_fails_with_its_code_on_its_op(tmp_
     assert known.shown_by(overloads, "NUMERIC_MISMATCH", "aten.remainder") is True
     assert known.shown_by(overloads, "NUMERIC_MISMATCH", "aten.remainder.Scalar") is False
     assert known.shown_by(overloads, "NUMERIC_MISMATCH", "aten.rem") is False
+
+
+def test_groups_that_name_no_op_are_not_merged_by_the_upstream_pass():
+    """Two crashes naming no op, with no failing cut, may be two bugs: they stay two groups."""
+    from conformance.fuzz import upstream
+    from conformance.result import Result
+
+    program = Program(inputs=(Input((3,)),), calls=(Call("torch.neg({0})", (0,), "aten.neg"),), outputs=(1,))
+    items = [{"wanted": Result(f"p{i}", "b", "fail", stage="run", code="CRASH"), "program": program, "count": 1, "op": None}
+             for i in range(2)]
+    merged = upstream.merge(items, lambda backend, programs: [Result("c", backend, "pass") for _ in programs])
+    assert len(merged) == 2

@@ -3,16 +3,16 @@
 A root-cause group is (backend, stage, code, op), and an op that goes wrong
 can fail a program later, at the op that uses its result: torch-mlir folding
 `where(c, a, a)` to `a` without its broadcast leaves IR that fails to verify
-at whichever op reads it next, so one bug made nine groups of one fuzz run.
+at whichever op reads it next, so one bug made eleven groups of one fuzz run.
 So each shrunk program is cut after each of its calls (that call's result
 returned, what it does not need pruned: reduce/edit.only_output) and the
 cuts run on the backend; the smallest that fails is where the program first
 goes wrong, its root. Only a cut failing with the program's own code is
 its root: a cut can fail for a reason of its own (returning an int64
 intermediate that the backend cannot return), and that is another bug.
-Groups with the same root are one: the program of the group that fails at
-its root itself, else the root's own, stands for them; the others are
-listed under it as `downstream`.
+Groups with the same root (naming an op) are one: the program of the group
+that fails at its root itself, else the root's own, stands for them; the
+others are listed under it as `downstream`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def root(program: Program, wanted: Result, judge: Callable[[list[Program]], list
 
     A cut runs only where eager runs it as the reduction loop asks of a step
     (finite, well conditioned for a wrong number): else rounding could make it fail.
-    """""
+    """
     n = len(program.inputs)
     cuts = {}
     for k in range(len(program.calls)):
@@ -61,8 +61,9 @@ def merge(found: list[dict], judge: Judge, log: Callable[[str], None] = lambda l
         if found_root is not None:
             item["root"] = found_root
         result = found_root[1] if found_root else wanted
-        by_root.setdefault((wanted.backend, result.stage, result.code, result.op), []).append(item)
-    merged = []
+        key = (wanted.backend, result.stage, result.code, result.op)
+        # A failure naming no op (a crash, a wrong number) says too little to join another: a group of its own.
+        by_root.setdefault(key if result.op is not None else (*key, id(item)), []).append(item)
     return [items[0] if len(items) == 1 and "root" not in items[0] else _one(items, log) for items in by_root.values()]
 
 

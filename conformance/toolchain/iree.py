@@ -389,20 +389,20 @@ def expected_output_flag(output, stem: str, files: dict, saved: bool = True) -> 
         element = f"i{torch.iinfo(dtype).bits}"
     else:
         if not saved:
-            files[f"{stem}.npy"] = _writer(lambda: np.save, output)
+            files[f"{stem}.npy"] = _writer(np.save, output)
         return f"--expected_output=@{stem}.npy"
     raw = f"raw/{stem.removeprefix('expected/')}.bin"
-    files[raw] = _writer(lambda: lambda path, array: path.write_bytes(array.tobytes()), output)
+    files[raw] = _writer(lambda path, array: path.write_bytes(array.tobytes()), output)
     shape = "".join(f"{d}x" for d in output.shape)
     return f"--expected_output={shape}{element}=@{raw}"
 
 
 def _writer(save, tensor):
-    """A Reproducer's file writer: `save()(path, tensor as NumPy)`, making the file's folder first."""
+    """A Reproducer's file writer: `save(path, tensor as NumPy)`, making the file's folder first."""
 
     def write(path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        save()(path, to_numpy(tensor))
+        save(path, to_numpy(tensor))
 
     return write
 
