@@ -13,11 +13,14 @@ PARSE_ERRORS = re.compile(
     r"expected (?:'[^']+'|[\w ]+) (?:in|after|before|to)|dialect '\w+' not found|"
     r"unregistered operation|does not reference a valid"
 )
-# A call that fails, or a later wait on its results (reading an output back); iree-run-module (a run
-# elsewhere: remote/) prints the status alone, after the line execution/remote_verdicts.py puts first.
+# A call that fails, or a later wait on its results or a mapping of them (reading an output back);
+# iree-run-module (a run elsewhere: remote/) prints the status alone, after the line
+# execution/remote_verdicts.py puts first.
 RUNTIME = re.compile(
-    r"(Error invoking function|synchronous fence failure|iree-run-module exited with status \d+):\s+(?:[\w/.<>]+:\d+: )?([A-Z_]+); ([^;\n]+)"
+    r"(Error invoking function|synchronous fence failure|Could not map memory|iree-run-module exited with status \d+):"
+    r"\s+(?:[\w/.<>]+:\d+: )?([A-Z_]+); ([^;\n]+)"
 )
+READING_BACK = ("synchronous fence failure", "Could not map memory")
 # A check the compiled program makes, as the lowering that emitted it words it: "onnx.Expand input has ...".
 CHECKING_OP = re.compile(r"((?:onnx|torch|tosa|stablehlo)\.[\w.]+) ")
 
@@ -39,7 +42,7 @@ def parse(stage: str, text: str):
     match = RUNTIME.search(text)
     if match:
         when, status, message = match.groups()
-        reading = " reading an output back" if when == "synchronous fence failure" else ""
+        reading = " reading an output back" if when in READING_BACK else ""
         op = CHECKING_OP.match(message)
         return Code.RUNTIME_ERROR, op and op.group(1), f"the IREE runtime failed{reading} ({status}): {short(message, 200)}"
     return None
