@@ -71,6 +71,11 @@ CASES = [
     op("gelu.dynamic", F.gelu, T(n, m)),
     op("gelu.dyn_tanh", lambda x: F.gelu(x, approximate="tanh"), T(2, n, 8), ops=("aten.gelu",)),
     op("silu.dynamic", F.silu, T(n, 8)),
+    # Found by `conformance fuzz --backend tosa` (8 ops, reduced by hand): one dynamic value read by silu and by
+    # another op. With two dynamic dims iree-compile cannot order the dispatches ("failed to schedule execution
+    # partitions"); read by sigmoid as well as silu's own formula, the run cannot map a transient buffer.
+    op("silu.dyn_shared_operand", lambda x: (F.silu(-x), torch.exp(-x)), T(n, m), ops=("aten.silu", "aten.exp")),
+    op("silu.dyn_beside_sigmoid", lambda x: (-x * torch.sigmoid(-x), torch.sigmoid(-x)), T(n, 8), ops=("aten.sigmoid", "aten.mul")),
     op("sigmoid.dynamic", torch.sigmoid, T(n, m)),
     op("tanh.dynamic", torch.tanh, T(n, 8)),
     op("hardswish.dynamic", F.hardswish, T(n, 8)),

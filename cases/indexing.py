@@ -32,6 +32,8 @@ CASES = [
     op("index_select.0d_index", lambda x, i: torch.index_select(x, 0, i), T(8, 4), I(high=8)),
     op("index_select.dynamic", lambda x, i: torch.index_select(x, 0, i), T(n, 4), I(5, high=3)),
     op("index_select.dyn_index", lambda x, i: torch.index_select(x, 0, i), T(8, 4), I(k, high=8)),
+    # found by `conformance fuzz --backend stablehlo`: a gather along a static dim of a dynamic tensor
+    op("index_select.dyn_dim1", lambda x, i: torch.index_select(x, 1, i), T(n, 4), I(3, high=4)),
     # gather
     *dtypes("gather", lambda x, i: torch.gather(x, 1, i), T(3, 4), I(3, 2, high=4), dtypes=(f32, f16, i32)),
     op("gather.dim0", lambda x, i: torch.gather(x, 0, i), T(4, 5), I(6, 5, high=4)),

@@ -40,6 +40,8 @@ CASES = [
     op("matmul.dyn_all", torch.matmul, U(n, k), U(k, b), **A),
     op("matmul.dyn_batch", torch.matmul, U(b, 16, 32), U(b, 32, 8), **A),
     op("matmul.dyn_broadcast", torch.matmul, U(b, n, 32), U(32, 8), **A),
+    # found by `conformance fuzz --backend stablehlo`: iree-compile turns its dot_general into an invalid reshape
+    op("matmul.dyn_vec_mat", torch.matmul, U(k), U(k, 8), **A),
     # mm, bmm, mv, dot, outer
     *dtypes("mm", torch.mm, U(16, 32), U(32, 8), dtypes=FLOATS, tol=ACC),
     *dtypes("bmm", torch.bmm, U(4, 16, 32), U(4, 32, 8), dtypes=FLOATS, tol=ACC),

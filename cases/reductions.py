@@ -77,6 +77,10 @@ CASES = [
     op("argmin.flat", torch.argmin, T(8, 32, gen=D)),
     op("argmin.3d", lambda x: torch.argmin(x, 1), T(3, 8, 5, gen=D)),
     op("argmin.ties", lambda x: torch.argmin(x, 0), T(8, 32, gen=small_ints(0, 3))),
+    # Found by `conformance fuzz --backend tosa` (reduced by `conformance reduce`): an arg-reduction whose result
+    # is transposed. iree-compile (3.13, any target) builds an invalid linalg.yield from the pair.
+    op("argmax.transposed", lambda x: torch.argmax(x, 0).t(), T(3, 4, 5, gen=D)),
+    op("argmin.permuted", lambda x: torch.argmin(x, 1).permute(0, 2, 1), T(2, 3, 4, 5, gen=D)),
     op("argmax.0d", torch.argmax, T()),
     # variance and standard deviation
     op("var", torch.var, T(8, 32), **A),

@@ -60,6 +60,8 @@ CASES = [
     op("cat.same_tensor", lambda x: torch.cat([x, x, x], 1), T(2, 3)),
     op("cat.dynamic", lambda x, y: torch.cat([x, y]), T(n, 4), T(m, 4)),
     op("cat.dyn_other_dim", lambda x, y: torch.cat([x, y], 1), T(n, 2), T(n, 3)),
+    # found by `conformance fuzz --backend stablehlo`: promotion and dynamic dims together (IREE sizes a stack buffer from them)
+    op("cat.dyn_promote", lambda x, y: torch.cat([x, y], -1), T(n, 2, dtype=f16), T(n, 1)),
     *dtypes("stack", lambda x, y: torch.stack([x, y]), T(3, 4), T(3, 4), dtypes=(f32, f16, i64, b8)),
     op("stack.last_dim", lambda x, y, z: torch.stack([x, y, z], -1), T(3, 4), T(3, 4), T(3, 4)),
     op("hstack", lambda x, y: torch.hstack([x, y]), T(3, 2), T(3, 4), ops=("aten.hstack",)),
