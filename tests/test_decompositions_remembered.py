@@ -118,3 +118,34 @@ def test_the_first_decomposition_in_a_process_meets_the_state_later_ones_do():
 
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "decomposed" in done.stdout, done.stderr[-2000:]
+
+
+class Mix(torch.nn.Module):  # ops torch.onnx's registry translates itself (flip, sum) and ones it decomposes (hardswish, var)
+    def forward(self, x):
+        return torch.nn.functional.hardswish(x).var(0) + torch.flip(x, (0,)).sum()
+
+
+def test_onnx_exports_with_the_set_up_remembered_are_the_exporters_own_and_its_table_is_built_once():
+    from torch.onnx import _constants
+    from torch.onnx._internal.exporter import _core, _decomp
+
+    from conformance.toolchain import onnx
+
+    def exporters_own(program):
+        options = dict(opset_version=_constants.ONNX_DEFAULT_OPSET, optimize=True, verbose=False)
+        return _core.export(program, registry=onnx._exporter_registry(), **options).model_proto.SerializeToString()
+
+    dec.settle()
+    programs = [exported(GeluMatmul(), (4, 4), (4, 4)), exported(Decoder(), (2, 8)), exported(Mix(), (3, 5))]
+    plain = [exporters_own(p) for p in programs]
+    built = []
+    build = _decomp.create_onnx_friendly_decomposition_table
+    _decomp.create_onnx_friendly_decomposition_table = lambda ops: built.append(1) or build(ops)
+    try:
+        onnx._ONNX_TABLE.clear()
+        for _ in range(2):
+            assert [onnx.torch_to_onnx(p).SerializeToString() for p in programs] == plain
+    finally:
+        _decomp.create_onnx_friendly_decomposition_table = build
+    assert len(built) == 1
+    assert [exporters_own(p) for p in programs] == plain  # torch's own code, as it was, afterwards

@@ -30,9 +30,16 @@ import torch
 
 def decompose(program, table=None):
     """`program.run_decompositions(table)` (torch's core ATen table when None), the same program, cheaper."""
+    with set_up_remembered():
+        return program.run_decompositions() if table is None else program.run_decompositions(table)
+
+
+@contextlib.contextmanager
+def set_up_remembered():
+    """Every run_decompositions in the block, ours or one torch calls itself (torch.onnx's exporter), cheaper."""
     settle()
     with preservable_ops_remembered(), override_remembered():
-        return program.run_decompositions() if table is None else program.run_decompositions(table)
+        yield
 
 
 def settle() -> None:
@@ -73,8 +80,7 @@ def preservable_ops_remembered():
         return
 
     def remembered():
-        registrations = torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd")
-        key = (len(registrations), hash(tuple(registrations)), tuple(torch.ops._dir))
+        key = registrations_key()
         if _CENSUS.get("key") != key:
             _CENSUS.update(key=key, ops=frozenset(collect()))
         return set(_CENSUS["ops"])
@@ -87,6 +93,12 @@ def preservable_ops_remembered():
 
 
 _CENSUS: dict = {}  # the last answer of torch's _collect_all_valid_cia_ops, and the registrations it holds for
+
+
+def registrations_key() -> tuple:
+    """What torch's census of CIA ops depends on: the CIA registrations and the op namespaces."""
+    registrations = torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd")
+    return len(registrations), hash(tuple(registrations)), tuple(torch.ops._dir)
 
 
 @contextlib.contextmanager
