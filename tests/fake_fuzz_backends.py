@@ -21,6 +21,11 @@ def _name(func) -> str:
     return f"{func.namespace}.{func._opname}"  # aten.cumsum.default -> aten.cumsum
 
 
+def _has_dynamic_dims(case) -> bool:
+    """Whether the case exports with a dynamic dim (a slot's program declares its dims in its file)."""
+    return bool(case.exact.dynamic_dims()) if case.exact is not None else any(s.dynamic_dims for s in case.inputs)
+
+
 class Watch(TorchDispatchMode):
     """Records the ATen ops run (and, with `shift`, moves the broken op's outputs)."""
 
@@ -42,14 +47,17 @@ class Watch(TorchDispatchMode):
 
 class Planted(Backend):
     """Eager, but `op` is broken on inputs with a dim of `from_size` or more: it does not compile (`fails`), or its
-    results are `shift` too high (integer results 1 too high)."""
+    results are `shift` too high (integer results 1 too high); with `dynamic`, only in a case with dynamic dims."""
 
     stages = ("compile", "run")
 
-    def __init__(self, name: str, op: str, from_size: int, *, fails: bool = False, shift: float = 0.0):
+    def __init__(self, name: str, op: str, from_size: int, *, fails: bool = False, shift: float = 0.0, dynamic: bool = False):
         self.name, self.op, self.from_size, self.fails, self.shift = name, op, from_size, fails, shift
+        self.dynamic = dynamic
 
     def compile(self, _, case_run):
+        if self.dynamic and not _has_dynamic_dims(case_run.case):
+            return
         if self.fails:
             watch = Watch(self.op, self.from_size)
             with torch.no_grad(), watch:
@@ -64,6 +72,8 @@ class Planted(Backend):
 
 
 CUMSUM_FAILS = Planted("cumsum-fails", "aten.cumsum", 3, fails=True)  # UNSUPPORTED_OP (aten.cumsum) from size 3
+# UNSUPPORTED_OP (aten.cumsum) from size 3, only where the case has a dynamic dim
+CUMSUM_FAILS_DYNAMIC = Planted("cumsum-fails-dynamic", "aten.cumsum", 3, fails=True, dynamic=True)
 AMAX_OFF = Planted("amax-off", "aten.amax", 4, shift=0.5)  # NUMERIC_MISMATCH, amax 0.5 (integers: 1) too high from size 4
 
 

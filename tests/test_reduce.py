@@ -60,6 +60,19 @@ def test_a_registry_case_is_reduced_to_the_op_and_the_smallest_shape_that_fails(
     assert "FAIL UNSUPPORTED_OP (aten.cumsum)" in run.stdout, run.stdout[-2000:]
 
 
+def test_a_failure_that_needs_a_dynamic_dim_is_reduced_with_it(tmp_path):
+    """cumsum.dynamic (cumsum over dim 1 of n x 16) on a backend whose cumsum fails only in a dynamic program: the
+    graph, traced static, passes; the program with the case's dynamic dim fails, and shrinks to cumsum over n alone
+    (n is 3 or 6, so the bug still shows; its static dim of 16 goes)."""
+    proc = cli("reduce", "cumsum.dynamic", "--backend", planted("CUMSUM_FAILS_DYNAMIC"), "--output-dir", str(tmp_path),
+               "--no-cache", "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    record = json.loads(proc.stdout)
+    assert record["from"].endswith("on float32[n,16]") and record["confirmed"]
+    [spec] = programs.load(Path(record["case_file"])).inputs
+    assert [d if isinstance(d, int) else d.name for d in spec.shape] == ["n"]
+
+
 def test_a_localized_model_op_file_is_reduced_by_its_path(tmp_path):
     """The one-op file `conformance localize` writes (the op on eager's activations, saved beside it): amax over
     a 2x6x5 activation on a backend whose amax is off from size 4 on shrinks to amax of 4 values."""

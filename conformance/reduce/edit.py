@@ -114,3 +114,20 @@ def only_output(program: Program, output: int) -> Program:
     return prune(replace(program, outputs=(output,)))
 
 
+def drawn(program: Program) -> Program | None:
+    """Exact inputs drawn instead (a constant tensor: full of it), so the case file needs no tensors beside it."""
+    inputs = []
+    for t in program.exact[0]:
+        dtype = str(t.dtype).removeprefix("torch.")
+        if t.numel() and bool((t == t.reshape(-1)[0]).all()) and not t.is_complex():
+            values = ("full", t.reshape(-1)[0].item())
+        elif t.dtype == torch.bool:
+            values = ("uniform", None, None)
+        elif t.is_floating_point():
+            values = ("uniform", -4.0, 4.0)
+        elif t.dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8):
+            values = ("uniform", int(t.min()), int(t.max()) + 1) if t.numel() else ("uniform", 0, 1)
+        else:
+            return None
+        inputs.append(Input(tuple(t.shape), dtype, values))
+    return replace(program, inputs=tuple(inputs), exact=None, seed=0)

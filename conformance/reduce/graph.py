@@ -12,14 +12,16 @@ is the case's (reducer.py checks that before reducing).
 from __future__ import annotations
 
 import operator
+from dataclasses import replace
 
 import torch
 import torch.fx
 
 from conformance.cases.inputs import make_inputs, make_module
-from conformance.cases.spec import Case
+from conformance.cases.spec import Case, T
 from conformance.localize.emit import literal
 from conformance.programs.program import Call, Program, with_exact
+from conformance.reduce import edit
 
 SKIPPED = ("aten._assert_", "aten.sym_constrain_range", "aten._guards")  # checks the export adds, not computations
 
@@ -77,6 +79,32 @@ def program_of(case: Case, seed: int, export_mode: str) -> Program:
         rtol=case.rtol, atol=case.atol, export_mode=case.export_mode,
     )
     return with_exact(program, tensors)
+
+
+def with_dynamic_dims(program: Program, case: Case) -> Program | None:
+    """`program` on drawn inputs with the case's dynamic dims, for a failure that needs one; None if it has none.
+
+    program_of traces the case static, at its first sizes. Here the case's
+    own inputs take its Dyn dims again, and their values are drawn as the
+    case draws them (its range; a generator's inputs as `edit.drawn` reads
+    them). The calls still spell the sizes they were traced at (a reshape's),
+    so such a program may not run at the other sizes: the caller checks that
+    it fails as the case does before reducing it.
+    """
+    specs = [s for s in case.inputs if isinstance(s, T)] if isinstance(case.inputs, tuple) else []
+    if not any(s.dynamic_dims for s in specs) or len(specs) != len(case.inputs):
+        return None
+    drawn = edit.drawn(program)
+    if drawn is None:
+        return None
+    inputs, symbols = list(drawn.inputs), {}
+    for k, spec in enumerate(specs):
+        dims = spec.dynamic_dims
+        shape = tuple(dims[d].name if d in dims else size for d, size in enumerate(inputs[k].shape))
+        values = ("uniform", spec.low, spec.high) if spec.gen is None and spec.dtype != torch.bool else inputs[k].values
+        inputs[k] = replace(inputs[k], shape=shape, values=values)
+        symbols.update({dyn.name: dyn.sizes for dyn in dims.values()})
+    return replace(drawn, inputs=tuple(inputs), symbols=tuple(symbols.items()), seed=case.effective_seed)
 
 
 def _attribute(module: torch.nn.Module, path: str):

@@ -77,10 +77,17 @@ def reduce_case(case_id: str, spec: str, settings: Settings, workspace: Path, *,
     log(f"{case_id} as a program: {program.describe()}; it fails with {signature(failure)}")
     with Runner(base, [name], workspace, settings.batch_size * 2, program.rtol, program.atol, program.export_mode) as runner:
         [[first]] = runner.run([program])
+        dynamic = None if fails_same_way(failure, first) else graph.with_dynamic_dims(program, case)
+        if dynamic is not None:
+            log(f"{case_id} as a static program gives {signature(first) if first.failed else first.status}: "
+                f"trying its dynamic dims, {dynamic.describe()}")
+            [[first]] = runner.run([dynamic])
+            program = dynamic
         if not fails_same_way(failure, first):
             raise ReduceError(
                 f"{case_id} as a program of its exported graph gives {signature(first) if first.failed else first.status} on {name}, "
-                f"not {signature(failure)}: the failure needs something the graph does not keep (a dynamic dim, an input set ...)"
+                f"not {signature(failure)}: the failure needs something the graph does not keep "
+                f"({'its dynamic dims did not bring it back: ' if dynamic else ''}an input set, a size the graph spells ...)"
             )
         outcome = loop.reduce(program, failure, lambda batch: [r[0] for r in runner.run(batch)], seconds=seconds, runs=runs, log=log)
     reduced_id = f"{case_id}.reduced"

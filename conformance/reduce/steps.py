@@ -124,7 +124,7 @@ def dtypes(program: Program) -> list[Step]:
 def values(program: Program) -> list[Step]:
     steps = []
     if program.exact is not None:
-        drawn = _drawn(program)
+        drawn = edit.drawn(program)
         if drawn is not None:
             steps.append(Step("values", "inputs drawn again", drawn))
     for i, spec in enumerate(program.inputs):
@@ -213,25 +213,6 @@ def _valued(program: Program, i: int, plain: tuple) -> Program:
         plain = ("uniform", plain[1], plain[2])
     inputs[i] = replace(inputs[i], values=plain)
     return replace(program, inputs=tuple(inputs))
-
-
-def _drawn(program: Program) -> Program | None:
-    """Exact inputs drawn instead (a constant tensor: full of it), so the case file needs no tensors beside it."""
-    inputs = []
-    for t in program.exact[0]:
-        dtype = str(t.dtype).removeprefix("torch.")
-        if t.numel() and bool((t == t.reshape(-1)[0]).all()) and not t.is_complex():
-            values = ("full", t.reshape(-1)[0].item())
-        elif t.dtype == torch.bool:
-            values = ("uniform", None, None)
-        elif t.is_floating_point():
-            values = ("uniform", -4.0, 4.0)
-        elif t.dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8):
-            values = ("uniform", int(t.min()), int(t.max()) + 1) if t.numel() else ("uniform", 0, 1)
-        else:
-            return None
-        inputs.append(Input(tuple(t.shape), dtype, values))
-    return replace(program, inputs=tuple(inputs), exact=None, seed=0)
 
 
 def _exact(program: Program, tensors: list[torch.Tensor]) -> Program:
