@@ -72,3 +72,30 @@ def test_children_run_this_conformance_whatever_folder_the_run_starts_in(tmp_pat
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "the conformance of the working directory" not in proc.stderr
+
+
+def test_a_spare_zygote_started_ahead_is_taken_by_the_first_engine_with_its_settings():
+    """`conformance nightly` starts one as the run starts, so its start-up overlaps the parent's own; an engine
+    with other settings starts its own, and an unused spare is closed, not left running."""
+    from conformance.execution import zygote
+    from conformance.execution.supervisor import STARTUP_TIMEOUT
+
+    engine = engine_for("SCRIPTED")
+    zygote.start_spare(engine.settings, STARTUP_TIMEOUT)
+    spare = zygote._SPARE[0]
+    assert not spare.ready  # the caller went on at once
+    try:
+        results = list(engine.run([(c, "scripted") for c in CASES]))
+        assert engine.zygote is spare and not zygote._SPARE
+        assert all(r.passed for r in results), results
+    finally:
+        engine.close()
+    other = engine_for("SEGFAULT")
+    zygote.start_spare(engine.settings, STARTUP_TIMEOUT)
+    unused = zygote._SPARE[0]
+    try:
+        assert zygote.take_spare(other.settings) is None
+    finally:
+        zygote.close_spare()
+        other.close()
+    assert not zygote._SPARE and not unused.alive and unused.process.poll() is not None

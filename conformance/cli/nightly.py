@@ -230,6 +230,8 @@ def answer_from_store(args) -> int | None:
 
 
 def run(args) -> int:
+    from conformance.execution import zygote
+    from conformance.execution.supervisor import STARTUP_TIMEOUT
     from conformance.nightly import resume
     from conformance.nightly.executors import Unfinished
     from conformance.nightly.matrix import HASH, matrix_pairs, plan
@@ -264,6 +266,8 @@ def run(args) -> int:
     args.backend = specs  # recorded as the specs run, the default included
     run = Run(ro.settings_from(args, specs, backend_options), backends, ro.xfail_dir(args), ro.gates_dir(args))
     run.check_gates()  # a broken gates file stops the run here (a RunError, shown as a usage error)
+    if args.executor == "lanes":  # the first lane's zygote loads all while this process does (execution/zygote.py)
+        zygote.start_spare(run.settings, STARTUP_TIMEOUT)
     registry, cases = select_cases(args, run.settings, required=True)  # before any directory is made
     store = verdict_store(run.settings)
     selection = store and store.remember(store.selection_key(run.settings, given, args.keyword, args.tag, args.skip_tag),

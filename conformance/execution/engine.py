@@ -29,7 +29,7 @@ from conformance.settings import Settings
 from conformance.execution.capture import fold_repeats
 from conformance.execution.messages import JobDone, Message, ResultMessage, RunJob, StageStarted
 from conformance.execution.supervisor import STARTUP_TIMEOUT, ChildError, ChildProcess, Died, Flooding, Silent
-from conformance.execution.zygote import Zygote, ZygoteGone
+from conformance.execution.zygote import Zygote, ZygoteGone, take_spare
 from conformance.execution.planning import Pair
 from conformance.execution.reruns import Attempt, agree, record, settle, wants_rerun
 from conformance.result import ENDED_BY, TOOL, Result
@@ -152,7 +152,7 @@ class Engine:
         """A fresh child, forked from the engine's zygote (zygote.py), which is started when there is none."""
         for _ in range(2):  # a zygote found dead is replaced once
             if self.zygote is None or not self.zygote.alive:
-                self.zygote = Zygote(self.settings, STARTUP_TIMEOUT)
+                self.zygote = take_spare(self.settings) or Zygote(self.settings, STARTUP_TIMEOUT)
             try:
                 return ChildProcess(self.settings, zygote=self.zygote)
             except ZygoteGone:

@@ -20,6 +20,7 @@ gives the supervisor a process object that waits as subprocess.Popen does.
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import socket
@@ -67,7 +68,11 @@ class Zygote:
     Raises ChildError, as a child would, when the registry or a backend does not load.
     """
 
-    def __init__(self, settings: Settings, startup_timeout: float):
+    def __init__(self, settings: Settings, startup_timeout: float, *, wait: bool = True):
+        """Start it; with `wait`, until it is ready (else the first fork waits, so its start-up overlaps the caller's)."""
+        self.settings = settings
+        self.startup_timeout = startup_timeout
+        self.ready = False
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         fd, self.log_path = tempfile.mkstemp(prefix="conformance-zygote-", suffix=".log")
         self.process = subprocess.Popen(
@@ -88,18 +93,30 @@ class Zygote:
         try:
             self.process.stdin.write(encode(Init(settings)) + "\n")
             self.process.stdin.close()
+        except OSError:
+            pass  # it died at once: await_ready says so, with its log
+        if wait:
+            self.await_ready()
+
+    def await_ready(self) -> None:
+        """Wait until it has loaded everything; raise ChildError, with its log, if it does not get there."""
+        if self.ready:
+            return
+        try:
             with self.lock:
-                reply = self._read(startup_timeout)
-        except (OSError, ZygoteGone):
+                reply = self._read(self.startup_timeout)
+        except ZygoteGone:
             reply = None
         if not isinstance(reply, Ready):
             log = read_log(self.log_path, 0)[-2000:]
             self.close()
             message = reply.message if isinstance(reply, Error) else f"the process forking the children did not start: {log}"
             raise ChildError(message)
+        self.ready = True
 
     def fork(self, request_fd: int, reply_fd: int, log_fd: int) -> ForkedChild:
         """A child serving these pipes, writing to this log (the descriptors stay the caller's to close)."""
+        self.await_ready()
         reply = self._request(Fork(), FORK_TIMEOUT, [request_fd, reply_fd, log_fd])
         assert isinstance(reply, Forked), reply
         return ForkedChild(self, reply.pid)
@@ -148,6 +165,37 @@ class Zygote:
             self.alive = False
             raise ZygoteGone(str(error or "the zygote closed its socket"))
         return decode(data)
+
+
+_SPARE: list[Zygote] = []  # started ahead of the run's first engine (start_spare), not yet taken
+
+
+def start_spare(settings: Settings, startup_timeout: float) -> None:
+    """Start a zygote now, for the first engine that runs with these settings to take (take_spare).
+
+    A run's parent loads the registry and plans before its first engine
+    starts a zygote, which then loads it all again: two start-ups, one
+    after the other. Started here, as the run starts, the zygote's overlaps
+    the parent's (a few seconds of wall time on a cold run). Closed at exit
+    if no engine took it.
+    """
+    close_spare()
+    _SPARE.append(Zygote(settings, startup_timeout, wait=False))
+
+
+def take_spare(settings: Settings) -> Zygote | None:
+    """The spare zygote, if one was started with these very settings (the engine then owns it)."""
+    if _SPARE and _SPARE[0].settings == settings and _SPARE[0].alive:
+        return _SPARE.pop()
+    return None
+
+
+def close_spare() -> None:
+    while _SPARE:
+        _SPARE.pop().close()
+
+
+atexit.register(close_spare)
 
 
 class ForkedChild:
