@@ -66,10 +66,14 @@ def test_the_history_is_read_from_a_report_directory(tmp_path):
     store.append(Result("pad", "onnx-tosa", "fail", stage="contract", code="TIMEOUT", timings={"export": 0.1}))
     # a hang the engine killed after its budget says so in its timers: it cost 30 s, not the timeout
     store.append(Result("pad.2d", "onnx-tosa", "fail", stage="contract", code="TIMEOUT", timings={"export": 0.1, "contract": 30.0}))
+    # killed for flooding its log (a rewrite printing in circles): stopped early, not after the timeout
+    store.append(Result("softmax.0d", "tosa", "fail", stage="contract", code="TIMEOUT", extras={"ended_by": "flood"}))
     store.close()
     (tmp_path / "run.json").write_text(json.dumps({"settings": {"workers": 2}, "wall_seconds": 180.0, "finished": "x"}))
     history = History.of_report(tmp_path, timeout=300.0)
-    assert history.seconds == pytest.approx({("tanh", "tosa"): 2.0, ("pad", "onnx-tosa"): 300.1, ("pad.2d", "onnx-tosa"): 30.1})
+    assert history.seconds == pytest.approx(
+        {("tanh", "tosa"): 2.0, ("pad", "onnx-tosa"): 300.1, ("pad.2d", "onnx-tosa"): 30.1, ("softmax.0d", "tosa"): 0.0}
+    )
     assert history.timings[("tanh", "tosa")] == {"export": 0.5, "compile": 1.5}
     assert history.overhead == pytest.approx(360.0 / 332.2)  # 2 lanes x 180 s for 332.2 stage seconds
     assert History.of_report(None, 300.0).seconds == {}

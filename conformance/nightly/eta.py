@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from conformance.result import ENDED_BY
+
 Pair = tuple[str, str]  # (case id, backend name)
 
 # A pair's stage seconds when no report says (a fresh clone's first `make report`): the means
@@ -61,9 +63,7 @@ class History:
             return cls()
         results = latest(read_results(directory))
         timings = {r.key: dict(r.timings) for r in results}
-        # A hang killed by the engine has its stage's wait in its timers; one without it waited `timeout`.
-        seconds = {r.key: sum(r.timings.values()) + (timeout if r.code == "TIMEOUT" and r.stage not in r.timings else 0.0)
-                   for r in results}
+        seconds = {r.key: sum(r.timings.values()) + _untimed_wait(r, timeout) for r in results}
         overhead = OVERHEAD
         info = read_json(Path(directory), RUN)
         if info:
@@ -71,6 +71,15 @@ class History:
             if lanes and wall and spent and info.get("finished"):
                 overhead = max(1.0, wall * lanes / spent)
         return cls(timings, seconds, overhead, f"the report {Path(directory).name}")
+
+
+def _untimed_wait(result, timeout: float) -> float:
+    """What a killed stage cost beyond its timers: a hang the engine killed has its wait in them; one a report
+    before that kept none waited `timeout`; one killed for flooding its log was stopped early, a shared stage's
+    outcome reused by the next backend cost nothing again."""
+    if result.code != "TIMEOUT" or result.stage in result.timings or result.extras.get(ENDED_BY) not in (None, "silence"):
+        return 0.0
+    return timeout
 
 
 def plan(pairs: Iterable[Pair], kinds: Mapping[str, str], history: History, budgets: Mapping[Pair, float] = {}) -> dict[Pair, float]:
