@@ -28,19 +28,19 @@ from conformance.result import ENDED_BY
 Pair = tuple[str, str]  # (case id, backend name)
 
 # A pair's stage seconds when no report says (a fresh clone's first `make report`): the means
-# per kind and backend of `make report` on a fresh clone, 2 cores, 2026-11-26 (14,850 pairs in
-# 33 min; its 11 pinned hangs left out: they get budgets). A backend it did not run: the kind's
+# per kind and backend of `make report` on a fresh clone, 2 cores, 2026-11-27 (14,990 pairs in
+# 28 min; its pinned hangs left out: they get budgets). A backend it did not run: the kind's
 # mean over all of them. Batched compiles and shared lowerings make an op pair cheap on average.
 MEASURED_SECONDS = {
-    ("model", "eager"): 2.0, ("model", "linalg"): 10.5, ("model", "onnx-linalg"): 7.65, ("model", "onnx-stablehlo"): 4.88,
-    ("model", "onnx-tosa"): 3.64, ("model", "stablehlo"): 6.27, ("model", "torch"): 5.92, ("model", "tosa"): 4.75,
-    ("model", "tosa-custom"): 4.46, ("model", "tosa-ref"): 4.13,
-    ("op", "eager"): 0.0071, ("op", "linalg"): 0.287, ("op", "onnx-linalg"): 0.447, ("op", "onnx-stablehlo"): 0.227,
-    ("op", "onnx-tosa"): 0.122, ("op", "stablehlo"): 0.102, ("op", "torch"): 0.162, ("op", "tosa"): 0.0586,
-    ("op", "tosa-custom"): 0.019, ("op", "tosa-ref"): 0.0156,
+    ("model", "eager"): 1.52, ("model", "linalg"): 11.3, ("model", "onnx-linalg"): 7.95, ("model", "onnx-stablehlo"): 5.42,
+    ("model", "onnx-tosa"): 3.73, ("model", "stablehlo"): 6.53, ("model", "torch"): 5.74, ("model", "tosa"): 3.97,
+    ("model", "tosa-custom"): 3.52, ("model", "tosa-ref"): 4.79,
+    ("op", "eager"): 0.0076, ("op", "linalg"): 0.215, ("op", "onnx-linalg"): 0.298, ("op", "onnx-stablehlo"): 0.228,
+    ("op", "onnx-tosa"): 0.132, ("op", "stablehlo"): 0.104, ("op", "torch"): 0.182, ("op", "tosa"): 0.0655,
+    ("op", "tosa-custom"): 0.0172, ("op", "tosa-ref"): 0.0213,
 }  # fmt: skip
-KIND_SECONDS = {"op": 0.145, "model": 5.4}
-OVERHEAD = 1.43  # lane seconds per stage second in that run (process starts, eager, re-runs), when no report says
+KIND_SECONDS = {"op": 0.127, "model": 5.45}
+OVERHEAD = 1.26  # lane seconds per stage second in that run (process starts, eager, re-runs), when no report says
 CALIBRATE_AFTER = 0.1  # the share of the planned work done before tonight's pace corrects the plan
 PACE_BOUNDS = (0.5, 2.0)
 
