@@ -99,3 +99,32 @@ def test_a_spare_zygote_started_ahead_is_taken_by_the_first_engine_with_its_sett
         zygote.close_spare()
         other.close()
     assert not zygote._SPARE and not unused.alive and unused.process.poll() is not None
+
+
+BIG_BMM_CASES = '''
+import torch
+
+from conformance import T, op
+
+# A large op while the registry loads, as OpInfo's samples run one: in the zygote, torch's intra-op pool would start.
+torch.bmm(torch.ones(64, 128, 128), torch.ones(64, 128, 128))
+
+CASES = [op("bmm.big", torch.bmm, T(64, 128, 128), T(64, 128, 128), rtol=1e-4, atol=1e-3)]
+'''
+
+
+def test_a_parallel_op_while_the_registry_loads_leaves_no_forked_child_hanging(tmp_path):
+    """A thread pool started in the zygote is missing in its forked children, and their first parallel op waited
+    for it forever (OpInfo's bmm samples hung in eager): the zygote keeps torch at one thread, a child gets its own."""
+    import torch
+
+    (tmp_path / "big.py").write_text(BIG_BMM_CASES)
+    engine = Engine(Settings(backends=["eager"], case_paths=[str(tmp_path)], default_cases=False, reruns=0, case_timeout=60))
+    try:
+        [result] = list(engine.run([("bmm.big", "eager")]))
+        threads = [p.num_threads() for p in (psutil.Process(engine.zygote.process.pid),)]
+    finally:
+        engine.close()
+    assert result.passed, result
+    if torch.get_num_threads() > 1:  # the zygote started no worker thread of its own
+        assert threads == [1], threads

@@ -8,6 +8,10 @@ forked child holds what a fresh one would hold after the same start-up, and
 nothing of a run, since the zygote runs no case. It starts no thread a
 fork would cut in half (tqdm's monitor is turned off; torch starts none on
 import or export) and leaves nothing unflushed for a child to print again.
+torch's intra-op pool (OpenMP) is the exception to watch: loading a suite
+may run a large op (OpInfo's samples do), and a pool started in the zygote
+leaves every forked child hanging at its first parallel op. So the zygote
+keeps torch at one thread, and each child gets torch's own count back.
 
     python -m conformance.execution.zygote SOCKET_FD
 
@@ -232,6 +236,7 @@ def main(argv: list[str]) -> int:
     os.dup2(quiet, 0)
     os.close(quiet)
     quiet_progress_bars()
+    threads = one_torch_thread()
     try:
         prepared = prepare(init.settings)
         for backend in prepared.backends.values():
@@ -253,7 +258,7 @@ def main(argv: list[str]) -> int:
             pid = os.fork()
             if pid == 0:
                 channel.close()
-                os._exit(child(prepared, *fds))
+                os._exit(child(prepared, threads, *fds))
             for fd in fds:
                 os.close(fd)
             channel.send(encode(Forked(pid)).encode())
@@ -271,9 +276,21 @@ def quiet_progress_bars() -> None:
     tqdm.tqdm.monitor_interval = 0
 
 
-def child(prepared, request_fd: int, reply_fd: int, log_fd: int) -> int:
-    """The forked child: a session and a log of its own, then a child's life (child.serve)."""
+def one_torch_thread() -> int:
+    """Keep torch's intra-op pool from starting here (see the module's docstring); returns torch's own count."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    return threads
+
+
+def child(prepared, threads: int, request_fd: int, reply_fd: int, log_fd: int) -> int:
+    """The forked child: a session and a log of its own, torch's thread count, then a child's life (child.serve)."""
     try:
+        import torch
+
+        torch.set_num_threads(threads)  # its pool starts here, in the child, at the first parallel op
         os.setsid()  # a kill of its session reaches the compilers it starts
         die_with_parent()
         os.dup2(log_fd, 1)
