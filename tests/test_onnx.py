@@ -177,3 +177,33 @@ def test_the_suite_is_built_once_then_read_from_the_cache_and_rebuilt_when_unrea
     onnx_node.cache_path().write_bytes(b"torn")
     assert names(load()) == ["test_abs"] and len(built) == 2
     assert onnx_node.cache_path().parent == tmp_path / "suites"
+
+
+def test_complex_values_cross_as_the_real_tensors_torch_onnx_writes_them_as(tmp_path):
+    z = torch.complex(torch.tensor([1.0, -2.0]), torch.tensor([0.5, 3.0]))
+    assert frontend.complex_as_real(z).shape == (2, 2) and frontend.complex_as_real(X) is X
+    # An empty result may come back with any strides (it counts as contiguous): these view_as_complex refuses.
+    came_back = (torch.view_as_real(z * 2).clone(), torch.empty_strided((0, 3, 2), (6, 2, 2)))
+    read = frontend.read_as_reference(came_back, (z * 2, torch.ones(0, 3, dtype=torch.complex64)))
+    assert torch.equal(read[0], z * 2) and read[1].dtype == torch.complex64 and read[1].shape == (0, 3)
+    # Where the shapes do not pair up (no trailing 2) the value is left for the comparison to report.
+    assert frontend.read_as_reference(torch.ones(2, 3), z).shape == (2, 3)
+
+
+def test_a_replay_feeds_iree_run_module_the_real_tensors_the_model_takes(tmp_path):
+    from conformance.backends.loader import resolve
+    from conformance.backends.protocol import CaseRun
+    from conformance.toolchain.iree import COMPILE_INPUT
+
+    z = torch.complex(torch.tensor([1.0, -2.0]), torch.tensor([0.5, 3.0]))
+    case = Case(id="c", build=torch.nn.Identity, inputs=(), exact=Exact(lambda: [[z, X]]))
+    run = CaseRun(case, torch.nn.Identity(), [[z, X]], [(z * 2, X)], tmp_path)
+    run.notes[COMPILE_INPUT] = tmp_path / "compile-input.mlir"
+    replay = resolve("onnx-linalg")._replay(run, "module.vmfb")
+    command = replay.commands[1]
+    assert "--input=@module-inputs/set0/0.npy" in command and "--input=@inputs/set0/1.npy" in command
+    assert "--expected_output=@module-expected/set0/0.npy" in command and "--expected_output=@expected/set0/1.npy" in command
+    for name in ("module-inputs/set0/0.npy", "module-expected/set0/0.npy"):
+        replay.files[name](tmp_path / name)
+    assert np.array_equal(np.load(tmp_path / "module-inputs/set0/0.npy"), torch.view_as_real(z).numpy())
+    assert np.load(tmp_path / "module-expected/set0/0.npy").shape == (2, 2)

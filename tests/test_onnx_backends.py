@@ -12,7 +12,7 @@ from tests.conftest import FIXTURES
 
 HAND_BUILT = ["onnx.abs", "onnx.abs_wrong", "onnx.add_u8", "onnx.cast_f8", "onnx.cast_i4", "onnx.bernoulli", "onnx.max_roi_pool"]
 NODE_TESTS = ["onnx-node:test_abs", "onnx-node:test_attention_3d", "onnx-node:test_scatter_elements_with_axis", "onnx-node:test_identity_sequence"]
-TORCH_CASES = ["tanh", "add.broadcast"]
+TORCH_CASES = ["tanh", "add.broadcast", "onnx.complex_out", "onnx.complex_out_empty", "onnx.complex_in"]
 PAIRS = (
     [(c, "onnx-linalg") for c in HAND_BUILT + NODE_TESTS + TORCH_CASES]
     + [(c, b) for c in ("onnx.abs", "tanh") for b in ("onnx-tosa", "onnx-stablehlo")]
@@ -51,6 +51,13 @@ def test_torch_cases_run_through_torch_onnx_export(results, pair):
     result = results[pair]
     assert result.passed, result
     assert result.extras["aten_ops"] and result.extras["onnx_ops"]
+
+
+@pytest.mark.parametrize("case", ["onnx.complex_out", "onnx.complex_out_empty", "onnx.complex_in"])
+def test_complex_values_pass_as_the_real_tensors_torch_onnx_writes_them_as(results, case):
+    # The model takes and returns each complex value as a real one with a trailing dim of 2: that is
+    # no shape function's disagreement (TYPE_REFINEMENT), and the values compared are eager's.
+    assert results[(case, "onnx-linalg")].passed, results[(case, "onnx-linalg")]
 
 
 def test_a_mismatch_names_the_onnx_test_data_as_the_reference(results):

@@ -255,6 +255,7 @@ class IreeBackend(TorchMlirBackend):
         from conformance.arrays import ML_DTYPES
 
         mutated = [case_run.inputs[0][i] if i is not None else None for i in case_run.extras.get("mutations") or []]
+        files = {REMOTE_MODULE: lambda path: shutil.copyfile(entry.compiled.vmfb, path)}
         runs = []
         for index, (inputs, expected) in enumerate(zip(case_run.inputs, case_run.expected)):
             # iree-run-module 3.13 writes no .npy of bfloat16 or float8 ("unsupported data encoding"): their bytes, then.
@@ -264,15 +265,32 @@ class IreeBackend(TorchMlirBackend):
                 f"--module={REMOTE_MODULE}",
                 f"--device={self.target.driver}",
                 f"--function={entry.function}",
-                *(f"--input=@inputs/set{index}/{i}.npy" for i in range(len(inputs))),
+                *self._input_flags(inputs, index, files),
                 *(f"--output=@outputs/set{index}/{j}.{'bin' if bytes_only else 'npy'}" for j, bytes_only in enumerate(raw)),
             ])
-        files = {REMOTE_MODULE: lambda path: shutil.copyfile(entry.compiled.vmfb, path)}
         # The case alone, for IREE's own tools: a failure found there is reported upstream from it.
         replay = self._replay(case_run, ALONE_MODULE)
         if replay is None:
             return Reproducer(files, runs)
         return Reproducer({**files, **replay.files}, runs, replay=replay.commands)
+
+    def module_value(self, tensor: torch.Tensor) -> torch.Tensor:
+        """A case's input or reference output as the compiled function takes or returns it: the same
+        value here; a frontend whose exporter represents some values otherwise says how (onnx.py)."""
+        return tensor
+
+    def _input_flags(self, inputs: list, index: int, files: dict) -> list[str]:
+        """iree-run-module's --input flags for input set `index`: the bundle's inputs/ files, or, for an
+        input the function takes in another form (module_value), that form written into `files`."""
+        flags = []
+        for i, tensor in enumerate(inputs):
+            taken = self.module_value(tensor)
+            if taken is tensor:
+                flags.append(f"--input=@inputs/set{index}/{i}.npy")
+            else:
+                files[f"module-inputs/set{index}/{i}.npy"] = _writer(np.save, taken)
+                flags.append(f"--input=@module-inputs/set{index}/{i}.npy")
+        return flags
 
     def _reproduce_run(self, case_run: CaseRun) -> None:
         """Compile the case alone and run it on every input set, checking the reference's outputs."""
@@ -303,17 +321,20 @@ class IreeBackend(TorchMlirBackend):
         mutations = case_run.extras.get("mutations") or []  # leading results: mutated inputs' new values, buffers (None)
         runs = []
         for index, (inputs, expected) in enumerate(zip(case_run.inputs, case_run.expected)):
-            outputs = tree_flatten(expected)[0]
+            given = tree_flatten(expected)[0]
+            outputs = [self.module_value(t) for t in given]  # as the function returns them
             after = case_run.inputs_after[index] if mutations else []
             runs.append([
                 "iree-run-module",
                 f"--module={module}",
                 f"--device={self.target.driver}",
                 "--function=main",
-                *(f"--input=@inputs/set{index}/{i}.npy" for i in range(len(inputs))),
+                *self._input_flags(inputs, index, files),
                 *("--expected_output=(ignore)" if i is None else
                   expected_output_flag(after[i], f"after/set{index}/{i}", files, saved=False) for i in mutations),
-                *(expected_output_flag(t, f"expected/set{index}/{j}", files) for j, t in enumerate(outputs)),
+                *(expected_output_flag(t, f"expected/set{index}/{j}", files) if t is g
+                  else expected_output_flag(t, f"module-expected/set{index}/{j}", files, saved=False)
+                  for j, (t, g) in enumerate(zip(outputs, given))),
                 *tolerance_flags(case_run.case, outputs),
             ])
         return Reproducer(files, [self.compile_command("input.mlir", module, tool="iree-compile"), *runs])

@@ -121,7 +121,7 @@ class OnnxFrontend(TorchMlirBackend):
         )
         contract = converted.clone()
         run_pipeline(contract, pipeline)
-        check_result_types(contract, case_run)
+        check_result_types(contract, case_run, as_exported=complex_as_real)
         return contract
 
 
@@ -135,8 +135,11 @@ class OnnxIreeBackend(OnnxFrontend, IreeBackend):
             reason = unrunnable_graph(case_run.module)
             if reason:
                 raise CaseUnavailable(reason, skip=True)
-        outputs = super().run(entry, inputs, case_run)
+        outputs = super().run(entry, [complex_as_real(t) for t in inputs], case_run)
         return read_as_reference(outputs, case_run.expected[0])
+
+    def module_value(self, tensor: torch.Tensor) -> torch.Tensor:
+        return complex_as_real(tensor)
 
 
 # -- export --------------------------------------------------------------------
@@ -319,11 +322,23 @@ def unrunnable_graph(model) -> str | None:
 # -- run -------------------------------------------------------------------------
 
 
+def complex_as_real(tensor):
+    """A complex tensor as torch.onnx's exporter writes it, a real one with a trailing dim of 2 (view_as_real); any other value as it is.
+
+    The exporter gives a complex graph input or output that type and shape:
+    the model takes, and promises, the real view of the case's value.
+    """
+    if isinstance(tensor, torch.Tensor) and tensor.is_complex():
+        return torch.view_as_real(tensor.resolve_conj())
+    return tensor
+
+
 def read_as_reference(outputs: Any, expected: Any) -> Any:
-    """`outputs`, each integer output read as its reference's unsigned dtype where only the signedness differs.
+    """`outputs`, each read as its reference's type where the model could only return it otherwise.
 
     IREE's integers are signless and its runtime returns them signed: a uint8
-    result comes back as int8 holding the same bytes.
+    result comes back as int8 holding the same bytes. A complex result comes
+    back as the real tensor torch.onnx's exporter made of it (complex_as_real).
     """
     from torch.utils._pytree import tree_flatten, tree_unflatten
 
@@ -337,6 +352,9 @@ def read_as_reference(outputs: Any, expected: Any) -> Any:
 def _read_as(actual, wanted):
     if not (isinstance(actual, torch.Tensor) and isinstance(wanted, torch.Tensor)):
         return actual
+    if wanted.is_complex() and actual.is_floating_point() and tuple(actual.shape) == (*wanted.shape, 2):
+        # A fresh tensor, not .contiguous(): an empty one counts as contiguous whatever its strides, which view_as_complex checks.
+        return torch.view_as_complex(torch.empty(actual.shape, dtype=actual.dtype).copy_(actual))
     unsigned = wanted.dtype in (torch.uint8, torch.uint16, torch.uint32, torch.uint64)
     signed = actual.dtype in (torch.int8, torch.int16, torch.int32, torch.int64)
     if unsigned and signed and actual.element_size() == wanted.element_size():

@@ -18,6 +18,7 @@ from __future__ import annotations
 import inspect
 import re
 import sys
+from typing import Callable
 
 import torch
 
@@ -451,11 +452,17 @@ def declared_results(contract) -> list[tuple[str, list[int | None] | None, str |
     return out
 
 
-def check_result_types(contract, case_run: CaseRun) -> None:
-    """Raise TYPE_REFINEMENT when a declared result shape or dtype disagrees with the reference (eager, or stored)."""
+def check_result_types(contract, case_run: CaseRun, as_exported: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
+    """Raise TYPE_REFINEMENT when a declared result shape or dtype disagrees with the reference (eager, or stored).
+
+    `as_exported` maps a reference value to the one the frontend's program
+    returns for it where the exporter represents it otherwise (torch.onnx
+    writes a complex tensor as a real one): the IR promises that value.
+    """
     from torch.utils._pytree import tree_flatten
 
-    leaves = [t for t in tree_flatten(case_run.expected[0])[0] if isinstance(t, torch.Tensor)]
+    given = [t for t in tree_flatten(case_run.expected[0])[0] if isinstance(t, torch.Tensor)]
+    leaves = [as_exported(t) for t in given] if as_exported is not None else given
     reference = case_run.case.reference.label  # eager, or a suite's stored outputs
     judge = "PyTorch" if reference == "eager" else "the expected outputs"
     declared = declared_results(contract)
@@ -470,7 +477,9 @@ def check_result_types(contract, case_run: CaseRun) -> None:
         if shape_ok and dtype_ok:
             continue
         ir_says = f"{dtype_name}[{','.join('?' if d is None else str(d) for d in dims)}]"
-        eager_gives = f"{dtypes.torch_mlir_name(eager.dtype) or eager.dtype}[{','.join(map(str, eager.shape))}]"
+        eager_gives = _type_text(eager)
+        if eager is not given[index]:
+            eager_gives += f" ({_type_text(given[index])} as the exporter writes it)"
         op = producer.removeprefix("torch.") if producer and producer.startswith("torch.") else None
         raise StageFailure(
             Code.TYPE_REFINEMENT,
@@ -479,3 +488,8 @@ def check_result_types(contract, case_run: CaseRun) -> None:
             op=op,
             details=f"declared result types: {[d[0] for d in declared]}; {reference}: {[describe(t) for t in leaves]}",
         )
+
+
+def _type_text(tensor: torch.Tensor) -> str:
+    """`f32[3,4]`: a tensor's dtype (torch-mlir's name for it) and shape, as the type check reports them."""
+    return f"{dtypes.torch_mlir_name(tensor.dtype) or tensor.dtype}[{','.join(map(str, tensor.shape))}]"
