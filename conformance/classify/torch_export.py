@@ -45,9 +45,32 @@ NO_FAKE_KERNEL = [
 SCRIPT_OBJECT = re.compile(r"__torch__\.torch\.classes\.([\w.]+) \(of Python compilation unit[^)]*\) does not have a field with name '__obj_flatten__'")
 
 
+# An op's fake (meta) kernel that exists but raises on the traced inputs: resize_ of a tensor with a
+# dynamic dim ("tried to directly modify sizes for customized tensor"). FakeTensor logs which op it was.
+META_FAILED = re.compile(r"failed while attempting to run meta for aten\.(\w+)")
+# PyTorch's own consistency check failing ("INTERNAL ASSERT FAILED at ..., please report a bug to
+# PyTorch"); the FX interpreter names the node it was executing.
+INTERNAL_ASSERT = re.compile(r"INTERNAL ASSERT FAILED at [^\n]*?please report a bug to PyTorch\.?")
+EXECUTING = re.compile(r"While executing %\w+ : [^\n]*?target=torch\.ops\.aten\.(\w+)")
+TRACERS = {"export": "torch.export", "import": "PyTorch's run_decompositions (before torch-mlir's import)"}
+
+
 def parse(stage: str, text: str):
     if stage not in ("export", "import"):
         return None
+    meta = META_FAILED.search(text)
+    if meta:
+        op, error = f"aten.{meta.group(1)}", _first_error(text)
+        return Code.EXPORT_UNSUPPORTED, op, (
+            f"{TRACERS[stage]} cannot trace {op}: its fake (meta) kernel fails on the traced inputs ({short(error, 200)})"
+        )
+    if INTERNAL_ASSERT.search(text):
+        executing = EXECUTING.search(text)
+        op = f"aten.{executing.group(1)}" if executing else _op(text)
+        return Code.EXPORT_UNSUPPORTED, op, (
+            f"{TRACERS[stage]} fails an internal assert of PyTorch's{f' at {op}' if op else ''}: a PyTorch bug "
+            f"({short(_first_error(text), 200)})"
+        )
     for pattern in NO_FAKE_KERNEL:
         match = pattern.search(text)
         if match:
@@ -79,6 +102,12 @@ def parse(stage: str, text: str):
     if first.startswith("torch."):  # torch's own exception types; anything else is a bug to look at (UNKNOWN)
         return Code.EXPORT_UNSUPPORTED, _op(text), f"torch.export failed: {short(first.split(': ', 1)[-1], 250)}"
     return None
+
+
+def _first_error(text: str) -> str:
+    """The first `SomethingError: message` line of a traceback's text, or its first line."""
+    match = re.search(r"^\w*(?:Error|Exception): ([^\n]+)", text, re.M)
+    return match.group(1) if match else next((l.strip() for l in text.splitlines() if l.strip()), "")
 
 
 def _op(text: str) -> str | None:
