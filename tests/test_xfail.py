@@ -167,6 +167,35 @@ def test_a_cpu_dependent_entry_fails_as_pinned_on_its_cpu_passes_on_another_and_
         assert loaded.get("to.f32_to_u8").cpu_dependent == evidence
 
 
+def test_a_garbage_output_entry_takes_either_wrong_values_code_and_survives_updates(tmp_path):
+    """grid_sampler_2d on onnx-linalg returns whatever memory held where eager has 0: some nights some of it
+    is NaN (NAN_MISMATCH), other nights none is (NUMERIC_MISMATCH). One bug, so one entry holds for both;
+    a failure of another kind is still CHANGED, and a plain entry still tells the two codes apart."""
+    from conformance.taxonomy import Verdict
+
+    evidence = "where eager has 0 it returns 1e26..1e36 or -42, different each run"
+    xfails = XfailSet("onnx-linalg", tmp_path / "onnx-linalg.toml",
+                      {"g": Entry("NUMERIC_MISMATCH", "got 1e36", "compare", garbage_output=evidence)})
+    xfails.save()
+    loaded = XfailSet.load(tmp_path, "onnx-linalg")
+    nan = Result("g", "onnx-linalg", "fail", stage="compare", code="NAN_MISMATCH", explanation="NaN where eager has 0")
+    numeric = Result("g", "onnx-linalg", "fail", stage="compare", code="NUMERIC_MISMATCH", explanation="got -42")
+    crash = Result("g", "onnx-linalg", "fail", stage="run", code="CRASH", explanation="SIGSEGV")
+    assert verdict(nan, loaded.get("g")) == verdict(numeric, loaded.get("g")) == Verdict.XFAIL
+    assert verdict(crash, loaded.get("g")) == Verdict.CHANGED
+    assert verdict(nan, Entry("NUMERIC_MISMATCH", "got 1e36", "compare")) == Verdict.CHANGED
+    update(loaded, [nan], {"g"})
+    assert loaded.get("g").code == "NAN_MISMATCH" and loaded.get("g").garbage_output == evidence
+    update(loaded, [crash], {"g"})  # no longer a wrong answer: the evidence no longer applies
+    assert loaded.get("g").garbage_output is None
+
+
+def test_garbage_output_on_an_entry_that_is_no_wrong_answer_is_refused(tmp_path):
+    (tmp_path / "b.toml").write_text('["c"]\ncode = "CRASH"\ngarbage_output = "it reads memory"\n')
+    with pytest.raises(XfailError, match=r"b.toml:1: entry 'c': garbage_output is for a wrong answer \(NUMERIC_MISMATCH or NAN_MISMATCH\), not CRASH"):
+        XfailSet.load(tmp_path, "b")
+
+
 def test_many_stale_entries_are_counted_by_suite_after_the_first_ten():
     from conformance.xfail.update import stale_lines
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conformance.result import Result
 from conformance.taxonomy import Stage, Status, Verdict
-from conformance.xfail.sets import Entry
+from conformance.xfail.sets import WRONG_VALUES, Entry
 
 # Stages a COMPILED pair (compiled, no device to run it) never reached.
 UNREACHED_WITHOUT_DEVICE = (Stage.RUN, Stage.COMPARE)
@@ -41,8 +41,9 @@ def _expects(entry: Entry, code: str | None, op: str | None) -> bool:
     """Same code, and the same op when the entry names one. An entry without an op was written
     before the failure named it (or by hand): it still holds when the run now names the op, so
     upgrading the framework does not turn a user's pinned failures into CHANGED; `xfail update`
-    adds the op."""
-    return entry.code == code and (not entry.op or entry.op == op)
+    adds the op. An entry marked garbage_output takes any wrong-values code for its own."""
+    same_code = entry.code == code or (bool(entry.garbage_output) and code in WRONG_VALUES)
+    return same_code and (not entry.op or entry.op == op)
 
 
 def expected_flaky(result: Result, entry: Entry | None) -> bool:

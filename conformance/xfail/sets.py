@@ -7,8 +7,11 @@
     explanation = "torch-mlir cannot lower aten.cumsum to tosa ..."
     note = "https://github.com/llvm/torch-mlir/issues/NNNN"
 
-`stage`, `code`, `op` and `explanation` are generated; `note`, `flaky` and
-`cpu_dependent` belong to humans and survive every rewrite. `flaky = true`
+`stage`, `code`, `op` and `explanation` are generated; `note`, `flaky`,
+`cpu_dependent` and `garbage_output` belong to humans and survive every
+rewrite. `garbage_output = "..."` says, with the evidence, that the wrong
+values are whatever memory held: whether some of them are NaN then varies,
+so any wrong-values code (WRONG_VALUES) matches the entry. `flaky = true`
 says the pair fails only sometimes (pytest's non-strict xfail): a pass is
 then no XPASS, and an update keeps the entry. `cpu_dependent = "..."` says,
 with the evidence, that the verdict follows the CPU the code is compiled
@@ -35,7 +38,10 @@ HEADER = """\
 # (or `pytest --backend={backend} --update-xfails`); `note` is yours and is kept.
 """
 
-FIELDS = ("stage", "code", "op", "explanation", "note", "flaky", "cpu_dependent")
+FIELDS = ("stage", "code", "op", "explanation", "note", "flaky", "cpu_dependent", "garbage_output")
+# The codes of outputs with the right structure, shape and dtype but wrong values: one bug reading
+# memory nobody wrote shows as either, depending on whether what it read holds a NaN.
+WRONG_VALUES = (Code.NUMERIC_MISMATCH, Code.NAN_MISMATCH)
 
 
 class XfailError(Exception):
@@ -51,6 +57,7 @@ class Entry:
     note: str | None = None
     flaky: bool = False  # fails only sometimes: a pass is not an XPASS
     cpu_dependent: str | None = None  # the evidence that the verdict follows the CPU compiled for: a pass is not an XPASS
+    garbage_output: str | None = None  # the evidence that the wrong values are whatever memory held: any WRONG_VALUES code matches
 
     @property
     def may_pass(self) -> bool:
@@ -144,6 +151,10 @@ def _entry(path: Path, text: str, case_id: str, table: object) -> Entry:
         raise XfailError(f"{where}: entry {case_id!r} has no code (the expected failure code, e.g. UNSUPPORTED_OP)")
     if code not in Code.__members__:
         raise XfailError(f"{where}: entry {case_id!r}: unknown code {code!r}; known: {', '.join(Code.__members__)}")
+    if table.get("garbage_output") and code not in WRONG_VALUES:
+        raise XfailError(
+            f"{where}: entry {case_id!r}: garbage_output is for a wrong answer ({' or '.join(WRONG_VALUES)}), not {code}"
+        )
     return Entry(
         code=code,
         explanation=table.get("explanation", ""),
@@ -152,4 +163,5 @@ def _entry(path: Path, text: str, case_id: str, table: object) -> Entry:
         note=table.get("note"),
         flaky=table.get("flaky", False),
         cpu_dependent=table.get("cpu_dependent"),
+        garbage_output=table.get("garbage_output"),
     )

@@ -20,7 +20,7 @@ from typing import Iterable
 from conformance.result import Result
 from conformance.taxonomy import Status
 from conformance.xfail.judge import expects_run
-from conformance.xfail.sets import Entry, XfailSet
+from conformance.xfail.sets import WRONG_VALUES, Entry, XfailSet
 
 
 @dataclass
@@ -77,6 +77,7 @@ def update(xfails: XfailSet, run: Iterable[Result], known_cases: set[str] | None
                 note=old.note if old else None,
                 flaky=old.flaky if old else False,
                 cpu_dependent=old.cpu_dependent if old else None,
+                garbage_output=old.garbage_output if old and result.code in WRONG_VALUES else None,
             )
             if old is None:
                 report.added.append(result.case)
