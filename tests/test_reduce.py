@@ -73,6 +73,24 @@ def test_a_failure_that_needs_a_dynamic_dim_is_reduced_with_it(tmp_path):
     assert [d if isinstance(d, int) else d.name for d in spec.shape] == ["n"]
 
 
+def test_ops_before_a_failure_that_needs_a_dynamic_dim_are_cut_with_it(tmp_path):
+    """A matmul (n x 8 by 8 x 16) feeding a cumsum that fails only in a dynamic program: the matmul's result, cut
+    into an input, keeps its dynamic n, so the matmul goes and the cumsum is left alone, still dynamic. (No
+    bypass could take the matmul: its operands are not n x 16.)"""
+    (tmp_path / "case").mkdir()
+    (tmp_path / "case" / "mm_cumsum.py").write_text(
+        "import torch\nfrom conformance import Dyn, T, op\n\nn = Dyn('n', 3, 6)\n\n"
+        "CASES = [op('mm_cumsum', lambda x, w: torch.cumsum(x @ w, 1), T(n, 8), T(8, 16), rtol=1e-4, atol=1e-4)]\n"
+    )
+    proc = cli("reduce", str(tmp_path / "case" / "mm_cumsum.py"), "--backend", planted("CUMSUM_FAILS_DYNAMIC"),
+               "--output-dir", str(tmp_path / "out"), "--no-cache", "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    record = json.loads(proc.stdout)
+    assert record["ops"] == ["aten.cumsum"] and record["confirmed"], record
+    [spec] = programs.load(Path(record["case_file"])).inputs
+    assert [d if isinstance(d, int) else d.name for d in spec.shape][0] == "n"
+
+
 def test_a_localized_model_op_file_is_reduced_by_its_path(tmp_path):
     """The one-op file `conformance localize` writes (the op on eager's activations, saved beside it): amax over
     a 2x6x5 activation on a backend whose amax is off from size 4 on shrinks to amax of 4 values."""
@@ -162,6 +180,24 @@ def test_cutting_a_call_makes_its_result_an_exact_input_with_eager_s_values():
     [[activation]] = cut.exact
     torch.testing.assert_close(activation, torch.exp(found[0]))
     torch.testing.assert_close(eager.evaluate(cut).outputs[0], eager.evaluate(program).outputs[0])
+
+
+def test_cutting_a_call_of_a_dynamic_program_gives_a_drawn_input_with_its_dynamic_dims():
+    """exp, then a matmul giving n x 5, then sum: cut the matmul and its n x 5 becomes an input of dims (n, 5),
+    drawn, where an exact input would have made the program static. A result whose dim is no symbol's
+    (the concatenation's 2n) cannot be cut that way."""
+    program = Program(
+        inputs=(Input(("n", 4)), Input((4, 5))),
+        calls=(Call("torch.exp({0})", (0,), "aten.exp"), Call("torch.matmul({0}, {1})", (2, 1), "aten.matmul"),
+               Call("torch.sum({0}, dim=1)", (3,), "aten.sum"), Call("torch.cat([{0}, {0}])", (4,), "aten.cat")),
+        outputs=(5,), symbols=(("n", (3, 6)),), seed=4,
+    )
+    found = [edit.values(program, inputs) for inputs in edit.input_sets(program)]
+    cut = edit.cut_dynamic(program, {1}, found)
+    assert [c.op for c in cut.calls] == ["aten.sum", "aten.cat"] and cut.exact is None and cut.symbols == program.symbols
+    assert [(i.shape, i.dtype) for i in cut.inputs] == [(("n", 5), "float32")]
+    assert [tuple(o.shape) for o in eager.evaluate(cut).outputs] == [(6,), (12,)]  # it runs at each size, as dynamic
+    assert edit.cut_dynamic(program, {3}, found) is None  # cat's 2n: no symbol
 
 
 def test_pruning_drops_what_no_output_needs_and_bypassing_rewires_users():

@@ -1,4 +1,5 @@
-"""Program surgery: every value a program computes, what no output needs cut away, a call turned into an input.
+"""Program surgery: every value a program computes, what no output needs cut away, a call turned into an input
+(exact: eager's value there; in a program with dynamic dims, drawn with the value's dynamic dims).
 
 Values are computed the way the case file computes them: each call's
 template evaluated on its operands, so the activation an input takes over
@@ -20,9 +21,14 @@ from conformance.programs.program import Input, Program, with_exact
 
 def inputs_of(program: Program) -> list[torch.Tensor]:
     """The program's first input set: its exact tensors, or what its case draws."""
+    return input_sets(program)[0]
+
+
+def input_sets(program: Program) -> list[list[torch.Tensor]]:
+    """Every input set of the program: its exact tensors, or what its case draws (one set per size of its dynamic dims)."""
     if program.exact is not None:
-        return [t.clone() for t in program.exact[0]]
-    return make_inputs(eager.case_of(program), 0)[0]
+        return [[t.clone() for t in program.exact[0]]]
+    return make_inputs(eager.case_of(program), 0)
 
 
 def values(program: Program, inputs: list[torch.Tensor]) -> list[Any]:
@@ -98,6 +104,46 @@ def cut(program: Program, calls: set[int], found: list[Any]) -> Program | None:
     return prune(with_exact(replace(shaped, inputs=tuple(Input(()) for _ in inputs)), inputs))
 
 
+def cut_dynamic(program: Program, calls: set[int], found: list[list[Any]]) -> Program | None:
+    """cut() for a program with dynamic dims: the chosen calls' results become drawn inputs that keep the dynamic
+    dims of the values they replace (an exact input is static, and the failure may need the dim). None where a
+    result is no tensor or has a dim that follows no symbol (2 * n), or nothing would be returned.
+
+    `found` is values(program, ...) of each of its input sets, one per size: a dim whose size moves with a
+    symbol's sizes is that symbol.
+    """
+    n = len(program.inputs)
+    symbols = {sizes: name for name, sizes in reversed(program.symbols)}  # (the first symbol of equal sizes)
+    inputs = list(program.inputs)
+    number: dict[int, int] = {i: i for i in range(n)}
+    for k in sorted(calls):
+        results = [values[n + k] for values in found]
+        if len(results) < 2 or not all(isinstance(r, torch.Tensor) and r.dim() == results[0].dim() for r in results):
+            return None
+        shape: list[int | str] = []
+        for d in range(results[0].dim()):
+            sizes = tuple(r.shape[d] for r in results)
+            if len(set(sizes)) == 1:
+                shape.append(sizes[0])
+            elif sizes in symbols:
+                shape.append(symbols[sizes])
+            else:
+                return None
+        values = drawn_values(results[0])
+        if values is None:
+            return None
+        number[n + k] = len(inputs)
+        inputs.append(Input(tuple(shape), str(results[0].dtype).removeprefix("torch."), values))
+    kept = [k for k in range(len(program.calls)) if k not in calls]
+    for new, k in enumerate(kept):
+        number[n + k] = len(inputs) + new
+    new_calls = tuple(replace(program.calls[k], operands=tuple(number[o] for o in program.calls[k].operands)) for k in kept)
+    outputs = tuple(number[o] for o in program.outputs if o - n not in calls)
+    if not outputs:
+        return None
+    return prune(replace(program, inputs=tuple(inputs), calls=new_calls, outputs=outputs))
+
+
 def bypass(program: Program, call: int, operand: int) -> Program:
     """Call `call`'s users take its operand `operand` (a value number) instead: the call goes."""
     n = len(program.inputs)
@@ -118,16 +164,22 @@ def drawn(program: Program) -> Program | None:
     """Exact inputs drawn instead (a constant tensor: full of it), so the case file needs no tensors beside it."""
     inputs = []
     for t in program.exact[0]:
-        dtype = str(t.dtype).removeprefix("torch.")
-        if t.numel() and bool((t == t.reshape(-1)[0]).all()) and not t.is_complex():
-            values = ("full", t.reshape(-1)[0].item())
-        elif t.dtype == torch.bool:
-            values = ("uniform", None, None)
-        elif t.is_floating_point():
-            values = ("uniform", -4.0, 4.0)
-        elif t.dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8):
-            values = ("uniform", int(t.min()), int(t.max()) + 1) if t.numel() else ("uniform", 0, 1)
-        else:
+        values = drawn_values(t)
+        if values is None:
             return None
-        inputs.append(Input(tuple(t.shape), dtype, values))
+        inputs.append(Input(tuple(t.shape), str(t.dtype).removeprefix("torch."), values))
     return replace(program, inputs=tuple(inputs), exact=None, seed=0)
+
+
+def drawn_values(t: torch.Tensor) -> tuple | None:
+    """How to draw values like `t`'s (Input.values): full of its one value, or uniform over its kind's range; None
+    for a dtype nothing draws."""
+    if t.numel() and bool((t == t.reshape(-1)[0]).all()) and not t.is_complex():
+        return ("full", t.reshape(-1)[0].item())
+    if t.dtype == torch.bool:
+        return ("uniform", None, None)
+    if t.is_floating_point():
+        return ("uniform", -4.0, 4.0)
+    if t.dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8):
+        return ("uniform", int(t.min()), int(t.max()) + 1) if t.numel() else ("uniform", 0, 1)
+    return None

@@ -1,7 +1,8 @@
 """The one-step reductions of a program, by kind, each a smaller program to try.
 
     ops        chunks of calls cut away, the values they fed becoming exact inputs (eager's
-               activations), at every granularity from halves to single calls (ddmin's chunks)
+               activations; drawn ones keeping their dynamic dims in a dynamic program), at
+               every granularity from halves to single calls (ddmin's chunks)
     structure  one value returned (the calls after it gone); a call bypassed (its users take its operand of the same
                shape and dtype); static instead of dynamic dims
     shapes     a dim of an input to 1, halved or one less (alone, and in every input where it lines up
@@ -58,12 +59,19 @@ def structure(program: Program) -> list[Step]:
 
 
 def ops(program: Program) -> list[Step]:
-    """Chunks of calls cut into inputs: halves, quarters ... single calls (at most MAX_CHUNKS a granularity)."""
+    """Chunks of calls cut into inputs: halves, quarters ... single calls (at most MAX_CHUNKS a granularity).
+
+    A program with dynamic dims gets drawn inputs with the dims of the values cut (edit.cut_dynamic)."""
     calls = len(program.calls)
-    if calls <= 1 or program.symbols:
+    if calls <= 1:
         return []
-    found = _values(program)
-    if found is None:
+    if program.symbols:
+        sets = _value_sets(program)
+        cut = None if sets is None else (lambda chosen: edit.cut_dynamic(program, chosen, sets))
+    else:
+        found = _values(program)
+        cut = None if found is None else (lambda chosen: edit.cut(program, chosen, found))
+    if cut is None:
         return []
     steps, chunks, seen = [], 2, set()
     while True:
@@ -73,7 +81,7 @@ def ops(program: Program) -> list[Step]:
             if chosen in seen or len(chosen) == calls:
                 continue
             seen.add(chosen)
-            reduced = edit.cut(program, set(chosen), found)
+            reduced = cut(set(chosen))
             if reduced is not None:
                 steps.append(Step("ops", f"calls {start}..{max(chosen)} cut", reduced))
         if size == 1 or chunks >= MAX_CHUNKS:
@@ -145,6 +153,14 @@ KINDS: tuple[Callable[[Program], list[Step]], ...] = (ops, structure, shapes, at
 def _values(program: Program) -> list | None:
     try:
         return edit.values(edit.static(program), edit.inputs_of(edit.static(program)))
+    except Exception:
+        return None
+
+
+def _value_sets(program: Program) -> list[list] | None:
+    """values() of every input set of a program with dynamic dims (one per size), or None where eager fails."""
+    try:
+        return [edit.values(program, inputs) for inputs in edit.input_sets(program)]
     except Exception:
         return None
 
