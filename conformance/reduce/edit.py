@@ -92,12 +92,7 @@ def cut(program: Program, calls: set[int], found: list[Any]) -> Program | None:
             return None
         number[n + k] = len(inputs)
         inputs.append(value)
-    kept = [k for k in range(len(program.calls)) if k not in calls]
-    for new, k in enumerate(kept):
-        number[n + k] = len(inputs) + new
-    new_calls = tuple(replace(program.calls[k], operands=tuple(number[o] for o in program.calls[k].operands)) for k in kept)
-    # A cut call's result returned would be an input returned as it is: it goes with the call.
-    outputs = tuple(number[o] for o in program.outputs if o - n not in calls)
+    new_calls, outputs = _rewired(program, calls, number, len(inputs))
     if not outputs:
         return None
     shaped = replace(program, calls=new_calls, outputs=outputs)
@@ -134,14 +129,21 @@ def cut_dynamic(program: Program, calls: set[int], found: list[list[Any]]) -> Pr
             return None
         number[n + k] = len(inputs)
         inputs.append(Input(tuple(shape), str(results[0].dtype).removeprefix("torch."), values))
-    kept = [k for k in range(len(program.calls)) if k not in calls]
-    for new, k in enumerate(kept):
-        number[n + k] = len(inputs) + new
-    new_calls = tuple(replace(program.calls[k], operands=tuple(number[o] for o in program.calls[k].operands)) for k in kept)
-    outputs = tuple(number[o] for o in program.outputs if o - n not in calls)
+    new_calls, outputs = _rewired(program, calls, number, len(inputs))
     if not outputs:
         return None
     return prune(replace(program, inputs=tuple(inputs), calls=new_calls, outputs=outputs))
+
+
+def _rewired(program: Program, calls: set[int], number: dict[int, int], inputs: int):
+    """The calls not cut, numbered after the `inputs` inputs (`number` places those; it is completed), and the
+    outputs left: a cut call's result returned would be an input returned as it is, so it goes with the call."""
+    n = len(program.inputs)
+    kept = [k for k in range(len(program.calls)) if k not in calls]
+    for new, k in enumerate(kept):
+        number[n + k] = inputs + new
+    new_calls = tuple(replace(program.calls[k], operands=tuple(number[o] for o in program.calls[k].operands)) for k in kept)
+    return new_calls, tuple(number[o] for o in program.outputs if o - n not in calls)
 
 
 def bypass(program: Program, call: int, operand: int) -> Program:

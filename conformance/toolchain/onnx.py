@@ -135,7 +135,7 @@ class OnnxIreeBackend(OnnxFrontend, IreeBackend):
             reason = unrunnable_graph(case_run.module)
             if reason:
                 raise CaseUnavailable(reason, skip=True)
-        outputs = super().run(entry, [complex_as_real(t) for t in inputs], case_run)
+        outputs = super().run(entry, [self.module_value(t) for t in inputs], case_run)
         return read_as_reference(outputs, case_run.expected[0])
 
     def module_value(self, tensor: torch.Tensor) -> torch.Tensor:
