@@ -50,7 +50,7 @@ SCRIPT_OBJECT = re.compile(r"__torch__\.torch\.classes\.([\w.]+) \(of Python com
 META_FAILED = re.compile(r"failed while attempting to run meta for aten\.(\w+)")
 # PyTorch's own consistency check failing ("INTERNAL ASSERT FAILED at ..., please report a bug to
 # PyTorch"); the FX interpreter names the node it was executing.
-INTERNAL_ASSERT = re.compile(r"INTERNAL ASSERT FAILED at [^\n]*?please report a bug to PyTorch\.?")
+INTERNAL_ASSERT = re.compile(r"INTERNAL ASSERT FAILED at [^\n]*?please report a bug to PyTorch\.?([^\n]*)")
 EXECUTING = re.compile(r"While executing %\w+ : [^\n]*?target=torch\.ops\.aten\.(\w+)")
 TRACERS = {"export": "torch.export", "import": "PyTorch's run_decompositions (before torch-mlir's import)"}
 
@@ -64,12 +64,14 @@ def parse(stage: str, text: str):
         return Code.EXPORT_UNSUPPORTED, op, (
             f"{TRACERS[stage]} cannot trace {op}: its fake (meta) kernel fails on the traced inputs ({short(error, 200)})"
         )
-    if INTERNAL_ASSERT.search(text):
+    internal = INTERNAL_ASSERT.search(text)
+    if internal:
         executing = EXECUTING.search(text)
         op = f"aten.{executing.group(1)}" if executing else _op(text)
+        said = internal.group(1).strip().rstrip("')\"").strip()  # what the assert says after the boilerplate
         return Code.EXPORT_UNSUPPORTED, op, (
-            f"{TRACERS[stage]} fails an internal assert of PyTorch's{f' at {op}' if op else ''}: a PyTorch bug "
-            f"({short(_first_error(text), 200)})"
+            f"{TRACERS[stage]} fails an internal assert of PyTorch's{f' at {op}' if op else ''}: a PyTorch bug"
+            + (f" ({short(said, 200)})" if said else "")
         )
     for pattern in NO_FAKE_KERNEL:
         match = pattern.search(text)
