@@ -58,21 +58,6 @@ TRACERS = {"export": "torch.export", "import": "PyTorch's run_decompositions (be
 def parse(stage: str, text: str):
     if stage not in ("export", "import"):
         return None
-    meta = META_FAILED.search(text)
-    if meta:
-        op, error = f"aten.{meta.group(1)}", _first_error(text)
-        return Code.EXPORT_UNSUPPORTED, op, (
-            f"{TRACERS[stage]} cannot trace {op}: its fake (meta) kernel fails on the traced inputs ({short(error, 200)})"
-        )
-    internal = INTERNAL_ASSERT.search(text)
-    if internal:
-        executing = EXECUTING.search(text)
-        op = f"aten.{executing.group(1)}" if executing else _op(text)
-        said = internal.group(1).strip().rstrip("')\"").strip()  # what the assert says after the boilerplate
-        return Code.EXPORT_UNSUPPORTED, op, (
-            f"{TRACERS[stage]} fails an internal assert of PyTorch's{f' at {op}' if op else ''}: a PyTorch bug"
-            + (f" ({short(said, 200)})" if said else "")
-        )
     for pattern in NO_FAKE_KERNEL:
         match = pattern.search(text)
         if match:
@@ -88,7 +73,7 @@ def parse(stage: str, text: str):
             "(quantized packed parameters): its class defines no __obj_flatten__, which export needs to fake it"
         )
     if stage != "export":
-        return None
+        return _pytorch_failure(stage, text)
     for pattern, reason in DATA_OPS:
         match = pattern.search(text)
         if match:
@@ -100,9 +85,33 @@ def parse(stage: str, text: str):
             op = _op(text)
             where = f" in {op}" if op else ""
             return Code.EXPORT_UNSUPPORTED, op, f"torch.export cannot capture the case: {reason}{where} ({short(match.group(1), 200)})"
+    found = _pytorch_failure(stage, text)
+    if found:
+        return found
     first = next((l.strip() for l in text.splitlines() if l.strip()), "")
     if first.startswith("torch."):  # torch's own exception types; anything else is a bug to look at (UNKNOWN)
         return Code.EXPORT_UNSUPPORTED, _op(text), f"torch.export failed: {short(first.split(': ', 1)[-1], 250)}"
+    return None
+
+
+def _pytorch_failure(stage: str, text: str):
+    """PyTorch's own code failing while tracing (after the known reasons above had their say): an op's fake
+    kernel raising on the traced inputs, or an internal assert."""
+    meta = META_FAILED.search(text)
+    if meta:
+        op, error = f"aten.{meta.group(1)}", _first_error(text)
+        return Code.EXPORT_UNSUPPORTED, op, (
+            f"{TRACERS[stage]} cannot trace {op}: its fake (meta) kernel fails on the traced inputs ({short(error, 200)})"
+        )
+    internal = INTERNAL_ASSERT.search(text)
+    if internal:
+        executing = EXECUTING.search(text)
+        op = f"aten.{executing.group(1)}" if executing else _op(text)
+        said = internal.group(1).strip().rstrip("')\"").strip()  # what the assert says after the boilerplate
+        return Code.EXPORT_UNSUPPORTED, op, (
+            f"{TRACERS[stage]} fails an internal assert of PyTorch's{f' at {op}' if op else ''}: a PyTorch bug"
+            + (f" ({short(said, 200)})" if said else "")
+        )
     return None
 
 
