@@ -56,6 +56,11 @@ class Code(StrEnum):
     UNKNOWN = "UNKNOWN"  # no parser recognised it: the parsers' to-do list
 
 
+# The codes of outputs with the right structure, shape and dtype but wrong values. A bug reading memory
+# nobody wrote shows as either, depending on whether what it read holds a NaN (xfail's garbage_output).
+WRONG_VALUES = (Code.NUMERIC_MISMATCH, Code.NAN_MISMATCH)
+
+
 class Status(StrEnum):
     """What the runner observed for one (case, backend)."""
 

@@ -40,12 +40,11 @@ from conformance.localize.record import EXTRAS_KEY, Localized
 from conformance.localize.search import Search, at, at_named, first_failing_cut, same_failure
 from conformance.paths import pair_dir
 from conformance.result import Result
-from conformance.taxonomy import Code, Stage
+from conformance.taxonomy import WRONG_VALUES, Stage
 
 RECORD = "localized.json"
 OPS_DIR = "ops"  # the one-op cases written
 OUTPUTS = "outputs"  # every run's outputs, kept for the errors measured here
-NUMERIC_CODES = {Code.NUMERIC_MISMATCH, Code.NAN_MISMATCH}
 UNCUTTABLE = {Stage.CASE, Stage.EAGER, Stage.EXPORT}  # no exported program to cut
 
 
@@ -82,7 +81,7 @@ def localize(
     _number(model_graph, case, export_mode, workspace)
     found = _search(model_graph, case, failure, base, workspace, log)
     culprit = model_graph.op(found.first)
-    numeric = failure.code in NUMERIC_CODES
+    numeric = failure.code in WRONG_VALUES
     checked = _run_suspects(case_id, model_graph, culprit, numeric, input_sets[0], failure, base, workspace)
     in_context = None
     if needs_context(failure, culprit, checked, numeric):

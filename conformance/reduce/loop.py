@@ -31,9 +31,8 @@ from conformance.programs.program import Program
 from conformance.programs.verdict import fails_same_way
 from conformance.reduce import steps as kinds
 from conformance.result import Result
-from conformance.taxonomy import Code
+from conformance.taxonomy import WRONG_VALUES
 
-NUMERIC = {Code.NUMERIC_MISMATCH, Code.NAN_MISMATCH}
 
 Judge = Callable[[list[Program]], list[Result]]  # runs programs on the backend, one Result each
 
@@ -95,6 +94,6 @@ def acceptable(program: Program, wanted: Result, finite: bool) -> bool:
         return False
     if evaluation.error is not None or (finite and not evaluation.finite):
         return False
-    if wanted.code in NUMERIC:
+    if wanted.code in WRONG_VALUES:
         return eager.conditioning(evaluation) <= eager.CONDITIONING
     return True

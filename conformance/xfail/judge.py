@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from conformance.result import Result
-from conformance.taxonomy import Stage, Status, Verdict
-from conformance.xfail.sets import WRONG_VALUES, Entry
+from conformance.taxonomy import WRONG_VALUES, Stage, Status, Verdict
+from conformance.xfail.sets import Entry
 
 # Stages a COMPILED pair (compiled, no device to run it) never reached.
 UNREACHED_WITHOUT_DEVICE = (Stage.RUN, Stage.COMPARE)

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from conformance.result import Result
-from conformance.taxonomy import Status
+from conformance.taxonomy import WRONG_VALUES, Status
 from conformance.xfail.judge import expects_run
-from conformance.xfail.sets import WRONG_VALUES, Entry, XfailSet
+from conformance.xfail.sets import Entry, XfailSet
 
 
 @dataclass
