@@ -56,6 +56,7 @@ def nights(tmp_path_factory):
             shutil.copytree(filled, cache)
             out[name] = night(cache)
             out[f"{name} cold"] = night(root / f"{name}-cold")
+    out["caches"] = {"cold": filled, **{name: root / name for name in ("torch-mlir", "iree")}, "torch-mlir cold": root / "torch-mlir-cold"}
     return out
 
 
@@ -252,3 +253,63 @@ def test_a_program_lifting_a_tensor_constant_is_not_kept():
 
     program = torch.export.export(Narrow(), (torch.rand(3, 4),), strict=True)
     assert not_saved_faithfully(program) == "it lifts tensor constants"
+
+
+def test_a_new_torch_mlir_decomposes_nothing_when_its_table_is_unchanged(nights):
+    """The decomposed program is kept under the exported key and the table (CaseRun.kept): the night with a new
+    torch-mlir reads it back, so it stores no new record, while a cold run of that night makes and keeps one."""
+    records = lambda cache: {p.name for p in (nights["caches"][cache] / "exported").rglob("*.json")}
+    kept = [p for p in (nights["caches"]["cold"] / "exported").rglob("*.json") if "extras" not in json.loads(p.read_text())]
+    assert kept, "the cold run should keep decomposed programs beside what torch.export made"
+    assert records("torch-mlir") == records("cold"), "the night kept something new: it decomposed again"
+    assert len(records("torch-mlir cold")) == len(records("cold")) > 0
+
+
+def test_a_kept_value_is_read_back_for_the_same_case_and_made_again_for_another_table(tmp_path):
+    from types import SimpleNamespace
+
+    from conformance.execution.compile_cache_store import CompileCache
+    from conformance.execution.compile_cache_use import CacheUse
+
+    made = []
+    make = lambda value: lambda: made.append(value) or value
+    save = lambda value, path: path.write_text(value)
+    load = lambda path: path.read_text()
+    pair = lambda: SimpleNamespace(case_id="tanh", exported_key="e" * 64, run=SimpleNamespace(workdir=tmp_path))
+    first = CacheUse(CompileCache(tmp_path / "cache"), {})
+    assert first._keep(pair(), "decomposed", "table 1", make("one"), save, load) == "one"
+    again = CacheUse(CompileCache(tmp_path / "cache"), {})  # the next night, another process
+    assert again._keep(pair(), "decomposed", "table 1", make("not made"), save, load) == "one"
+    assert again._keep(pair(), "decomposed", "table 2", make("two"), save, load) == "two"
+    assert made == ["one", "two"]
+    unsaved = lambda value, path: (_ for _ in ()).throw(ValueError("not kept"))
+    assert again._keep(pair(), "decomposed", "table 3", make("three"), unsaved, load) == "three"
+    assert again._keep(pair(), "decomposed", "table 3", make("three again"), save, load) == "three again"
+
+
+def test_a_decomposition_is_identified_by_its_ops_and_their_functions():
+    import torch
+    from torch._decomp import get_decompositions
+
+    from conformance.toolchain.decompose import origin_packages, table_identity
+
+    table = get_decompositions([torch.ops.aten.addmm, torch.ops.aten.native_layer_norm])
+    assert table_identity(table) == table_identity(dict(reversed(table.items())))
+    assert table_identity(table) != table_identity(get_decompositions([torch.ops.aten.addmm]))
+    assert "torch._decomp.decompositions.addmm" in table_identity(table)
+    assert origin_packages(table) == {"torch"}
+
+
+def test_a_program_with_a_view_at_a_storage_offset_is_not_kept():
+    """torch's reader sets every storage offset to 0; torch-mlir imports as_strided from its input's offset
+    (AtenAsStridedAfterAliasDetachModule_basic gave a wrong answer from a kept decomposed program)."""
+    import torch
+
+    from conformance.toolchain.torch_mlir import not_saved_faithfully
+
+    class StridedView(torch.nn.Module):
+        def forward(self, x):
+            return torch.ops.aten.as_strided(x[1:], size=(2, 2), stride=(8, 1), storage_offset=0)
+
+    program = torch.export.export(StridedView(), (torch.rand(3, 2, 4),))
+    assert "storage offset" in not_saved_faithfully(program)

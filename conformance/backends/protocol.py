@@ -53,11 +53,26 @@ class CaseRun:
     staging: Path | None = None  # with --artifacts: where this pair's bundle is prepared
     export_mode: str = DEFAULT_EXPORT_MODE  # the case's own, or the run's --export-mode
     random_ops: tuple[str, ...] = ()  # random ops eager called though the case did not declare itself nondeterministic
+    keeper: Callable | None = None  # the compile cache's (compile_cache_use.py), behind kept(); None: no cache
 
     @property
     def random(self) -> bool:
         """Outputs judged as samples: the case says it is random, or eager called random ops."""
         return self.case.nondeterministic or bool(self.random_ops)
+
+    def kept(self, name: str, depends_on: str, make: Callable[[], Any], save: Callable[[Any, Path], None],
+             load: Callable[[Path], Any]) -> Any:  # fmt: skip
+        """make(), or what make() gave an earlier run for this case, kept by the compile cache beside what
+        the backend's `export_stage` made, and under that key: so for values made from it with torch alone.
+
+        `depends_on` names everything else make() depends on: torch-mlir's backends keep the decomposed
+        program, which depends on torch-mlir only through the table it chooses, and name the table. A night
+        with a new torch-mlir that leaves the table as it was decomposes nothing. `save` writes the value to
+        a file (raising if it cannot be kept), `load` reads it back; with no cache, make() is all there is.
+        """
+        if self.keeper is None:
+            return make()
+        return self.keeper(name, depends_on, make, save, load)
 
     def reproduce(self, stage: str, files: dict[str, Callable[[Path], None]], *commands: list[str]) -> None:
         """Say how to replay `stage`; call it before the risky part of the stage.

@@ -13,6 +13,11 @@ Three points of a backend's walk through its stages meet the cache:
                     made skips that stage (a night with a new torch-mlir
                     exports nothing), its failure is replayed
     export          after the export stage, what it made is stored under the exported key
+    kept            a later stage's value made from that with torch alone (CaseRun.kept:
+                    torch-mlir's backends keep the decomposed program), stored under the
+                    exported key and what else it depends on (the decomposition table), and
+                    read back instead of made: a night with a new torch-mlir that leaves
+                    the table alone decomposes nothing. Never a failure: one is made again
     compile         the cache stage itself: each pair's input IR is stored under
                     its lowered key; an IR already compiled (its IR key) is loaded
                     instead of compiled; fresh artifacts are stored under their
@@ -43,6 +48,7 @@ The store itself, and what goes into the keys, is compile_cache_store.py.
 
 from __future__ import annotations
 
+import functools
 import shutil
 import sys
 import time
@@ -136,6 +142,7 @@ class CacheUse:
             # Keyed by the stage's shared key, not the backend: every backend sharing torch.export shares its program.
             shared_as = backend.share_chain(backend.stages.index(backend.export_stage)) or backend.name
             it.exported_key = digest(fingerprint, shared_as, export_versions(backend))
+            it.run.keeper = functools.partial(self._keep, it)
 
     def resume(self, backend, items) -> list[tuple]:
         """Look `items` up by case key, then by lowered key: an artifact skips them ahead to `run`,
@@ -213,6 +220,28 @@ class CacheUse:
             print(f"conformance: the {what} kept for {it.case_id} does not load ({type(e).__name__}); running its stages", file=sys.stderr)
             return _NONE
         it.run.extras.update(record.get("extras", {}))
+        return value
+
+    def _keep(self, it, name: str, depends_on: str, make: Callable, save: Callable, load: Callable):
+        """CaseRun.kept for the pair `it`: its value read back from the store, else made and stored.
+        (A re-run reads it too: like the lowered IR, it is the frontend's translation, made again alike.)"""
+        key = digest(it.exported_key, name, depends_on)
+        record = self.store.exported(key)
+        blob = self.store.blob(record["blob"]) if record and "blob" in record else None
+        if blob is not None:
+            try:
+                return load(blob)
+            except Exception as e:  # made again, as a value never kept would be
+                print(f"conformance: the {name} value kept for {it.case_id} does not load ({type(e).__name__}); making it again", file=sys.stderr)
+        value = make()
+        path = it.run.workdir / f"{name}.kept"
+        try:
+            save(value, path)
+        except Exception:  # (a value that cannot be saved is made again next time)
+            return value
+        if path.stat().st_size <= LOWERED_LIMIT_BYTES:
+            self.store.put_exported(key, {"blob": self.store.put_blob(path)})
+        path.unlink(missing_ok=True)
         return value
 
     def keep_exported(self, backend, items) -> None:

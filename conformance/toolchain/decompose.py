@@ -34,6 +34,23 @@ def decompose(program, table=None):
         return program.run_decompositions() if table is None else program.run_decompositions(table)
 
 
+def table_identity(table: dict) -> str:
+    """What a decomposition's outcome depends on in `table`, besides torch's version: which ops it decomposes,
+    and with whose function. torch-mlir chooses the ops; the functions are torch's own (torch._decomp,
+    torch._refs). A function from any other package names that package, whose version a key must then hold."""
+    return "\n".join(sorted(f"{op}={_origin(function)}" for op, function in table.items()))
+
+
+def _origin(function) -> str:
+    inner = getattr(function, "func", function)  # torch's refs come wrapped in functools.partial
+    return f"{getattr(inner, '__module__', '?')}.{getattr(inner, '__qualname__', type(inner).__name__)}"
+
+
+def origin_packages(table: dict) -> set[str]:
+    """The top-level packages the table's functions come from (torch's alone, today)."""
+    return {_origin(function).split(".", 1)[0] for function in table.values()}
+
+
 @contextlib.contextmanager
 def set_up_remembered():
     """Every run_decompositions in the block, ours or one torch calls itself (torch.onnx's exporter), cheaper."""
