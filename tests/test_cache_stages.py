@@ -30,12 +30,13 @@ def stages_run(results) -> dict[str, set[str]]:
 
 
 # A case torch-mlir's TOSA lowering refuses (UNSUPPORTED_OP at lower: an empty tensor): a failure of the frontend.
+# And one iree-compile refuses (ILLEGAL_TYPE at compile: TOSA has no f64): the compiler's refusal.
 FRONTEND_FAILURE = """
 import torch
 
 from conformance import T, op
 
-CASES = [op("add.empty", torch.add, T(0, 3), T(0, 3))]
+CASES = [op("add.empty", torch.add, T(0, 3), T(0, 3)), op("exp.f64", torch.exp, T(3, dtype=torch.float64))]
 """
 
 
@@ -46,7 +47,7 @@ def nights(tmp_path_factory):
     cases_dir = root / "cases"
     shutil.copytree(FIXTURES / "cases", cases_dir)
     (cases_dir / "refused.py").write_text(FRONTEND_FAILURE)
-    night = lambda cache: run(cache, cases_dir=cases_dir, cases=[*CASES, "add.empty"])
+    night = lambda cache: run(cache, cases_dir=cases_dir, cases=[*CASES, "add.empty", "exp.f64"])
     filled = root / "filled"
     out = {"cold": night(filled)}
     with pytest.MonkeyPatch.context() as patch:
@@ -61,10 +62,13 @@ def nights(tmp_path_factory):
 
 
 def test_a_new_torch_mlir_imports_and_lowers_again_but_exports_nothing_and_compiles_no_ir_that_is_unchanged(nights):
+    assert nights["cold"]["exp.f64"].stage == "compile", "the cases should include a refusal of the compiler"
     for case, ran in stages_run(nights["torch-mlir"]).items():
         passed = nights["cold"][case].passed
         assert "export" not in ran and {"import", "lower"} <= ran and "compile" not in ran, (case, ran)
         assert ("run" in ran) == passed, (case, ran)
+    # The IR it refused is the same IR: refused again, not compiled again.
+    assert nights["torch-mlir"]["exp.f64"].extras.get("replayed_from_cache")
 
 
 def test_what_torch_export_made_is_kept_apart_from_torch_mlir_and_shared_by_its_backends():

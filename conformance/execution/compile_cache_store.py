@@ -3,13 +3,14 @@
 How a run uses it (which stages a hit skips, what is stored when) is
 compile_cache_use.py; this module is the store and its keys.
 
-Five stores under one directory:
+Six stores under one directory:
 
     blobs/ab/<sha256>          compiled artifacts (a .vmfb, a .tosa), lowered IR and exported programs, named by their content
     ir/ab/<key>.json           IR key -> blob + metadata (e.g. which function of the module)
     cases/ab/<key>.json        case key -> IR key, or a deterministic failure before compile
     lowered/ab/<key>.json      lowered key -> the IR handed to the compiler (a blob), or a failure before it
     exported/ab/<key>.json     exported key -> what the backend's export_stage made (a blob), or its failure
+    refused/ab/<key>.json      refused key -> the compiler's refusal of a case's IR
 
 Each key names what its stage depends on, and nothing more, so a new
 release of one tool re-does only the stages that tool takes part in:
@@ -25,6 +26,8 @@ release of one tool re-does only the stages that tool takes part in:
     IR key       the exact IR bytes handed to the compiler + the flags + the
                  compiler's version (and the host CPU's model, only for an
                  artifact compiled for `host`): the compile
+    refused key  the IR key + what the case is (a refusal's diagnostics quote the
+                 case: only the same case replays it): the compile that failed
     case key     the lowered key's inputs + every version: the whole walk up
                  to `run`, which is always run
 
@@ -216,6 +219,12 @@ class CompileCache:
 
     def exported(self, exported_key: str) -> dict | None:
         return self._read_json("exported", exported_key)
+
+    def put_refused(self, refused_key: str, record: dict) -> None:
+        self._write(self._path("refused", refused_key, ".json"), json.dumps(record).encode())
+
+    def refused(self, refused_key: str) -> dict | None:
+        return self._read_json("refused", refused_key)
 
     def put_case(self, case_key: str, record: dict) -> None:
         self._write(self._path("cases", case_key, ".json"), json.dumps(record).encode())

@@ -20,11 +20,13 @@ Three points of a backend's walk through its stages meet the cache:
                     the table alone decomposes nothing. Never a failure: one is made again
     compile         the cache stage itself: each pair's input IR is stored under
                     its lowered key; an IR already compiled (its IR key) is loaded
-                    instead of compiled; fresh artifacts are stored under their
-                    IR key and case key
+                    instead of compiled, an IR the compiler refused for this case
+                    (its IR key and what the case is) is refused again without
+                    compiling; fresh artifacts are stored under their IR key and case key
     record_failure  a failure before `run` is stored under the case key (and one
                     before the compiler under the lowered key too, one of the
-                    export stage under the exported key); for one after it (a
+                    export stage under the exported key, the compiler's refusal
+                    under the refused key); for one after it (a
                     wrong answer), the IR it was compiled from
 
 With --artifacts a failing pair's bundle holds the IR entering the failing
@@ -261,10 +263,13 @@ class CacheUse:
             path.unlink(missing_ok=True)
             it.timings["cache"] = it.timings.get("cache", 0.0) + time.perf_counter() - start
 
-    def compile(self, backend, items, run_stage: Callable[[list], None]) -> None:
-        """Take `items` through the cache stage: `run_stage` runs it for those whose IR is not in the store."""
+    def compile(self, backend, items, run_stage: Callable[[list], None]) -> list[tuple]:
+        """Take `items` through the cache stage: `run_stage` runs it for those whose IR is not in the store.
+
+        Returns the compiler's refusals replayed from the store, (item, stage, failure), for the caller to report.
+        """
         index = backend.stages.index(backend.cache_stage)
-        misses = []
+        misses, replays = [], []
         for it in items:
             start = time.perf_counter()
             source = it.run.notes[CACHE_INPUT] = backend.cache_input(it.value, it.run)
@@ -272,11 +277,17 @@ class CacheUse:
             if not it.lowered_from_cache and it.lowered_key is not None and source.stat().st_size <= LOWERED_LIMIT_BYTES:
                 self.store.put_lowered(it.lowered_key, {"blob": self.store.put_blob(source), "extras": dict(it.run.extras)})
             it.ir_key = digest(source, backend.flags(), compiler_versions(backend))
+            # A refusal's diagnostics quote the case (its locations, its file): kept for this case's IR, not any case's.
+            it.refused_key = digest(it.ir_key, self._fingerprint(it.run))
             hit = self.store.ir(it.ir_key) if self.reads else None
+            refused = self.store.refused(it.refused_key) if self.reads and hit is None and not self.bundles else None
             if hit is not None:
                 it.value = backend.cache_load(hit[0], hit[1], it.run)
                 it.resume_at = index + 1
                 self.store.put_case(it.case_key, {"ir_key": it.ir_key, "extras": it.run.extras})
+            elif refused is not None:  # a night with a new torch-mlir that lowers the case as before
+                it.run.extras.update(refused.get("extras", {}))
+                replays.append((it, refused["failure"]["stage"], _failure_from(refused["failure"])))
             else:
                 misses.append(it)
             it.timings["cache"] = it.timings.get("cache", 0.0) + time.perf_counter() - start
@@ -288,6 +299,7 @@ class CacheUse:
             blob = self.store.put_blob(path)
             self.store.put_ir(it.ir_key, blob, meta)
             self.store.put_case(it.case_key, {"ir_key": it.ir_key, "extras": it.run.extras})
+        return replays
 
     def record_failure(self, backend, it, stage: str, failure: Classification) -> None:
         """Store a deterministic failure at or before the cache stage under the case key;
@@ -315,6 +327,8 @@ class CacheUse:
             self.store.put_lowered(it.lowered_key, record)
         if backend.export_stage == stage and it.exported_key is not None:  # torch.export's own
             self.store.put_exported(it.exported_key, record)
+        if stage == backend.cache_stage and getattr(it, "refused_key", None) is not None:  # the compiler's refusal
+            self.store.put_refused(it.refused_key, record)
 
 
     def _keep_input(self, it) -> None:

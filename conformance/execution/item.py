@@ -28,5 +28,6 @@ class Item:
     lowered_key: str | None = None
     exported_key: str | None = None
     ir_key: str | None = None
+    refused_key: str | None = None
     lowered_from_cache: bool = False  # its value is the lowered IR the cache kept: the stages before compile did not run
     exported_from_cache: bool = False  # its value is the exported program the cache kept: the export stage did not run

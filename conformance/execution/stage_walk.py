@@ -50,17 +50,20 @@ class StageWalk:
         """Walk the backend's stages with all of the job's pairs on it."""
         cache = self.cache if backend.cache_stage else None
         if cache:
-            for it, stage, failure in cache.resume(backend, items):
-                it.run.extras[REPLAYED] = True  # stored once seen twice: not re-run
-                self.emitter.fail(backend, it, stage, failure)
+            self._replay(backend, cache.resume(backend, items))
         for index, stage in enumerate(backend.stages):
             live = [it for it in items if not it.done and it.resume_at <= index]
-            if cache and stage == backend.cache_stage:  # an IR already compiled skips the compiler
-                cache.compile(backend, live, lambda misses: self._stage(backend, index, stage, misses))
+            if cache and stage == backend.cache_stage:  # an IR already compiled (or refused) skips the compiler
+                self._replay(backend, cache.compile(backend, live, lambda misses: self._stage(backend, index, stage, misses)))
             else:
                 self._stage(backend, index, stage, live)
             if cache and stage == backend.export_stage:  # what torch.export made, for a night with a new torch-mlir
                 cache.keep_exported(backend, live)
+
+    def _replay(self, backend: Backend, replays: list[tuple]) -> None:
+        for it, stage, failure in replays:
+            it.run.extras[REPLAYED] = True  # stored once seen twice: not re-run
+            self.emitter.fail(backend, it, stage, failure)
 
     def _stage(self, backend: Backend, index: int, stage: str, live: list[Item]) -> None:
         """Run one stage for `live`: as `run` and compare, in batches, or case by case."""
