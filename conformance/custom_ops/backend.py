@@ -25,7 +25,7 @@ from conformance.custom_ops.reasons import Reason
 from conformance.taxonomy import Code
 from conformance.toolchain.decompose import decompose
 from conformance.toolchain.mlir import write_ir
-from conformance.toolchain.torch_mlir import ImporterError, TorchMlirBackend, import_program
+from conformance.toolchain.torch_mlir import ImporterError, TorchMlirBackend, exported_program, import_program
 
 REPLAY = ["python", "-m", "conformance.custom_ops", "input.mlir"]  # convert + verify, outside the framework
 
@@ -43,7 +43,7 @@ class TosaCustomBackend(TorchMlirBackend):
         # is functionalized first, by run_decompositions with an empty table,
         # which also rewrites what torch.export itself always rewrites
         # (aten.to -> aten._to_copy).
-        shared_program = program
+        shared_program = program = exported_program(program)  # (the cache's SavedProgram, for a backend that caches)
         if is_functional(program):
             program = _FreshGraph(program)  # the importer rewrites the graph it imports; the export is shared
         else:

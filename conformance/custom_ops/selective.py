@@ -31,7 +31,6 @@ from conformance.run_options import Option, comma_list
 from conformance.taxonomy import Code
 from conformance.arrays import to_numpy
 from conformance.toolchain.iree import TARGET_FLAGS, Compiled, compile_command, from_iree
-from conformance.toolchain.decompose import decompose
 from conformance.toolchain.lowerings import TOSA
 from conformance.toolchain.mlir import write_ir
 from conformance.toolchain.tools import run_tool
@@ -71,7 +70,7 @@ class SelectiveBackend(TorchMlirBackend):
     # The same frontend as the tosa backend, keeping the chosen ops: other keys.
     @shared("import:torch-mlir-decompositions-keeping-custom-ops")
     def import_(self, program, case_run: CaseRun):
-        return import_program(decompose(program, self.decomposition_table(case_run)), case_run)
+        return import_program(self.decomposed(program, case_run), case_run)
 
     def decomposition_table(self, case_run: CaseRun) -> dict:
         ops = chosen_ops(case_run)

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import inspect
 import re
+import shutil
 import sys
+from pathlib import Path
 from typing import Callable
 
 import torch
@@ -132,17 +134,24 @@ class TorchMlirBackend(Backend):
         torch.export.save(program, path)
 
     def export_load(self, path, case_run: CaseRun):
-        return load_exported(path)
+        # Read when a stage needs it: a night whose decomposed program is kept too never does.
+        copy = shutil.copyfile(path, case_run.workdir / "exported.pt2")  # (the store may evict its blob meanwhile)
+        return SavedProgram(copy, lambda: self.export(None, case_run))
 
     @shared("import:torch-mlir-decompositions")
     def import_(self, program, case_run: CaseRun):
+        return import_program(self.decomposed(program, case_run), case_run)
+
+    def decomposed(self, program, case_run: CaseRun):
+        """The exported program (or the cache's SavedProgram) decomposed with decomposition_table(), or the
+        decomposition an earlier run kept: it is torch's, on torch-mlir's choice of ops, so kept under the
+        table rather than torch-mlir's version."""
         table = self.decomposition_table(case_run)
-        # The decomposition is torch's, on torch-mlir's choice of ops: kept under the table, not torch-mlir's version.
         depends_on = table_identity(table)
         if origin_packages(table) - {"torch"}:  # a function of torch-mlir's own: its version decides too
             depends_on += f"\n{sorted(toolchain_versions().items())}"
-        decomposed = case_run.kept("decomposed", depends_on, lambda: decompose(program, table), self.export_store, load_exported)
-        return import_program(decomposed, case_run)
+        make = lambda: decompose(exported_program(program), table)
+        return case_run.kept("decomposed", depends_on, make, self.export_store, load_exported)
 
     def decomposition_table(self, case_run: CaseRun) -> dict:
         """The PyTorch decompositions applied before import (torch-mlir's default set)."""
@@ -345,6 +354,33 @@ def not_saved_faithfully(program) -> str | None:
         if isinstance(value, torch.Tensor) and value.storage_offset() != 0:
             return f"{node.name} is a view at a storage offset"
     return None
+
+
+class SavedProgram:
+    """What torch.export made, as the compile cache kept it: read from its file when first needed.
+
+    A file that does not load (written by another torch, or not a program)
+    is no failure of the case: it is exported again, as a cold run would.
+    """
+
+    def __init__(self, path: Path, export_again: Callable):
+        self.path = path
+        self.export_again = export_again
+        self._program = None
+
+    def program(self):
+        if self._program is None:
+            try:
+                self._program = load_exported(self.path)
+            except Exception as e:
+                print(f"conformance: the exported program kept does not load ({type(e).__name__}); exporting again", file=sys.stderr)
+                self._program = self.export_again()
+        return self._program
+
+
+def exported_program(value):
+    """An ExportedProgram from a stage's value: torch.export's own, or the cache's SavedProgram read."""
+    return value.program() if isinstance(value, SavedProgram) else value
 
 
 def load_exported(path):
