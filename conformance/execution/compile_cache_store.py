@@ -9,7 +9,8 @@ Six stores under one directory:
     ir/ab/<key>.json           IR key -> blob + metadata (e.g. which function of the module)
     cases/ab/<key>.json        case key -> IR key, or a deterministic failure before compile
     lowered/ab/<key>.json      lowered key -> the IR handed to the compiler (a blob), or a failure before it
-    exported/ab/<key>.json     exported key -> what the backend's export_stage made (a blob), or its failure
+    exported/ab/<key>.json     exported key -> what the backend's export_stage made (a blob), or its failure;
+                               kept key -> a value made from it with torch alone (CaseRun.kept: a blob)
     refused/ab/<key>.json      refused key -> the compiler's refusal of a case's IR
 
 Each key names what its stage depends on, and nothing more, so a new
@@ -26,6 +27,8 @@ release of one tool re-does only the stages that tool takes part in:
     IR key       the exact IR bytes handed to the compiler + the flags + the
                  compiler's version (and the host CPU's model, only for an
                  artifact compiled for `host`): the compile
+    kept key     the exported key + the value's name + what else it depends on
+                 (the decomposition table, not torch-mlir's version): torch's decomposition
     refused key  the IR key + what the case is (a refusal's diagnostics quote the
                  case: only the same case replays it): the compile that failed
     case key     the lowered key's inputs + every version: the whole walk up
@@ -37,8 +40,9 @@ inputs and of its stored reference outputs, if it has them, and its
 declaration. A run of unchanged cases finds its IR key without exporting or
 lowering anything, then its artifact without compiling; a night with a new
 IREE finds each case's lowered IR (exports nothing) and compiles it; a night
-with a new torch-mlir loads what torch.export made, imports and lowers it
-again, and compiles only IR that changed. A constant read from a data file, or inputs from a changed `gen=`
+with a new torch-mlir loads the decomposed program (or what torch.export made,
+when its table changed), imports and lowers it again, compiles only IR that
+changed, and refuses again without compiling what the compiler refused before. A constant read from a data file, or inputs from a changed `gen=`
 or loader, change every key.
 
 Safe under parallel workers: every file is written to a temporary name and

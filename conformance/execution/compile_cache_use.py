@@ -327,7 +327,7 @@ class CacheUse:
             self.store.put_lowered(it.lowered_key, record)
         if backend.export_stage == stage and it.exported_key is not None:  # torch.export's own
             self.store.put_exported(it.exported_key, record)
-        if stage == backend.cache_stage and getattr(it, "refused_key", None) is not None:  # the compiler's refusal
+        if stage == backend.cache_stage and it.refused_key is not None:  # the compiler's refusal
             self.store.put_refused(it.refused_key, record)
 
 

@@ -30,8 +30,8 @@ from conformance.compare import describe
 from conformance.taxonomy import Code
 from conformance.toolchain.decompose import decompose, origin_packages, settle, table_identity
 from conformance.toolchain.lowerings import Lowering
-from conformance.toolchain.versions import toolchain_versions
 from conformance.toolchain.mlir import LEFT_OPERANDS, STATIC_TWIN, STATIC_TWIN_SIZE, UNCONVERTED, PipelineError, opt_command, run_pipeline, walk, write_ir
+from conformance.toolchain.versions import toolchain_versions
 
 CONTRACT_PIPELINE = (
     "builtin.module(func.func(torch-match-quantized-custom-ops),"
