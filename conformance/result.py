@@ -24,7 +24,8 @@ NUMERIC = "numeric"
 # "silence" (no progress within its budget), "memory" (the watchdog), "killed" (SIGKILL: perhaps the kernel's
 # OOM killer) or "died" (any other signal or exit status). Only "flood" and "died" say nothing of the machine.
 ENDED_BY = "ended_by"
-MACHINE_FREE_ENDINGS = ("flood", "died")
+TOOL_DIED = "tool died"  # a tool the stage ran (iree-compile) died by a signal of its own, the child lived
+MACHINE_FREE_ENDINGS = ("flood", "died", TOOL_DIED)
 # extras key: true on a result a run answered from the verdict store (conformance/warm/): its timings are those
 # of the run that computed it, and nothing ran this time.
 FROM_VERDICT_STORE = "from_verdict_store"

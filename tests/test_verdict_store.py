@@ -125,6 +125,7 @@ def test_only_a_verdict_that_cannot_be_the_machines_doing_is_stored():
     assert not storable(result("fail", "TIMEOUT", "silence")) and storable(result("fail", "TIMEOUT", "flood"))
     assert not storable(result("fail", "CRASH", "memory")) and not storable(result("fail", "CRASH", "killed"))
     assert storable(result("fail", "CRASH", "died"))
+    assert storable(result("fail", "CRASH", "tool died"))  # iree-compile's SIGFPE, read from its stack dump
     assert not storable(result("fail", "CRASH"))  # from before the ending was recorded
 
 

@@ -22,8 +22,9 @@ from conformance.execution.compile_cache_use import CacheUse, compiler_refusal, 
 from conformance.execution.item import Item
 from conformance.execution.messages import Message, ResultMessage, StageStarted
 from conformance.execution.reruns import REFUSAL, TRANSLATION, Attempt
-from conformance.result import TOOL
+from conformance.result import ENDED_BY, TOOL, TOOL_DIED
 from conformance.settings import Settings
+from conformance.taxonomy import Code
 
 Report = Callable[[Message], None]  # sends a message to the parent
 
@@ -50,6 +51,9 @@ class Emitter:
             it.run.extras[TRANSLATION] = deterministic = True
         elif compiler_refusal(backend, stage, failure.code):
             it.run.extras[REFUSAL] = deterministic = True
+        if failure.code == Code.CRASH and failure.parsed and "SIGKILL" not in failure.explanation:
+            # Read from the tool's own stack dump: its bug, like a child's SIGSEGV, not the machine's (a SIGKILL may be).
+            it.run.extras[ENDED_BY] = TOOL_DIED
         if self.cache and backend.cache_stage and deterministic:
             self.cache.record_failure(backend, it, stage, failure)
         it.run.extras[TOOL] = backend.tool(str(stage))

@@ -151,7 +151,13 @@ class TorchMlirBackend(Backend):
         if origin_packages(table) - {"torch"}:  # a function of torch-mlir's own: its version decides too
             depends_on += f"\n{sorted(toolchain_versions().items())}"
         make = lambda: decompose(exported_program(program), table)
-        return case_run.kept("decomposed", depends_on, make, self.export_store, load_exported)
+        return case_run.kept("decomposed", depends_on, make, self.decomposed_store, load_exported)
+
+    def decomposed_store(self, program, path):
+        unfaithful = not_kept_decomposed(program)
+        if unfaithful:
+            raise ValueError(f"not kept: {unfaithful}")
+        torch.export.save(program, path)
 
     def decomposition_table(self, case_run: CaseRun) -> dict:
         """The PyTorch decompositions applied before import (torch-mlir's default set)."""
@@ -343,10 +349,12 @@ def not_saved_faithfully(program) -> str | None:
     offsets), from which torch-mlir's importer rewrites `as_strided`
     (fx_as_strided.py): loaded, its AtenAsStridedAfterAliasDetachModule_basic
     gave a wrong answer and AtenAsStridedAfterSliceStepModule_basic IR
-    iree-compile rejects. A program calling as_strided is not kept. Nor one
-    with an op of several tensor results (split_with_sizes, in 18 of 3,324
-    pairs): the reader gives its value back as a tuple without tensor_meta,
-    and the importer types only a list ("Could not deduce type from value info").
+    iree-compile rejects. One with an op of several tensor results does not
+    import at all (split_with_sizes, 18 of 3,324 pairs): the reader gives its value back
+    as a tuple without tensor_meta, and the importer types only a list
+    ("Could not deduce type from value info"). Such a decomposed program is
+    not kept (not_kept_decomposed); what torch.export made is, since it is
+    decomposed again after loading, which makes those fake tensors afresh.
     """
     if program.range_constraints:
         return "it has symbolic sizes"
@@ -355,11 +363,18 @@ def not_saved_faithfully(program) -> str | None:
     for node in program.graph.nodes:
         if isinstance(node.target, torch._ops.HigherOrderOperator):
             return f"it calls the higher-order op {node.target.name()}"
+    return None
+
+
+def not_kept_decomposed(program) -> str | None:
+    """Why a decomposed program, imported after torch.export.save and load, would not import as it does now
+    (not_saved_faithfully's reasons and two more, since it is imported as it is loaded), or None."""
+    for node in program.graph.nodes:
         if isinstance(node.target, torch._ops.OpOverload) and node.target.name().startswith("aten::as_strided"):
             return f"it calls {node.target.name()}, which torch-mlir imports from storage its reader does not restore"
         if isinstance(node.meta.get("val"), (list, tuple)):
             return f"{node.name} has several results, which its reader types otherwise"
-    return None
+    return not_saved_faithfully(program)
 
 
 class SavedProgram:
