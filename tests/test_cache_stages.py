@@ -270,8 +270,6 @@ def test_a_new_torch_mlir_decomposes_nothing_when_its_table_is_unchanged(nights)
 
 
 def test_a_kept_value_is_read_back_for_the_same_case_and_made_again_for_another_table(tmp_path):
-    from types import SimpleNamespace
-
     from conformance.execution.compile_cache_store import CompileCache
     from conformance.execution.compile_cache_use import CacheUse
 
@@ -279,16 +277,16 @@ def test_a_kept_value_is_read_back_for_the_same_case_and_made_again_for_another_
     make = lambda value: lambda: made.append(value) or value
     save = lambda value, path: path.write_text(value)
     load = lambda path: path.read_text()
-    pair = lambda: SimpleNamespace(case_id="tanh", exported_key="e" * 64, run=SimpleNamespace(workdir=tmp_path))
+    pair = ("e" * 64, "tanh", tmp_path)  # its exported key, case id and workdir
     first = CacheUse(CompileCache(tmp_path / "cache"), {})
-    assert first._keep(pair(), "decomposed", "table 1", make("one"), save, load) == "one"
+    assert first._keep(*pair, "decomposed", "table 1", make("one"), save, load) == "one"
     again = CacheUse(CompileCache(tmp_path / "cache"), {})  # the next night, another process
-    assert again._keep(pair(), "decomposed", "table 1", make("not made"), save, load) == "one"
-    assert again._keep(pair(), "decomposed", "table 2", make("two"), save, load) == "two"
+    assert again._keep(*pair, "decomposed", "table 1", make("not made"), save, load) == "one"
+    assert again._keep(*pair, "decomposed", "table 2", make("two"), save, load) == "two"
     assert made == ["one", "two"]
     unsaved = lambda value, path: (_ for _ in ()).throw(ValueError("not kept"))
-    assert again._keep(pair(), "decomposed", "table 3", make("three"), unsaved, load) == "three"
-    assert again._keep(pair(), "decomposed", "table 3", make("three again"), save, load) == "three again"
+    assert again._keep(*pair, "decomposed", "table 3", make("three"), unsaved, load) == "three"
+    assert again._keep(*pair, "decomposed", "table 3", make("three again"), save, load) == "three again"
 
 
 def test_a_decomposition_is_identified_by_its_ops_and_their_functions():

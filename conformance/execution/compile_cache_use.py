@@ -144,7 +144,8 @@ class CacheUse:
             # Keyed by the stage's shared key, not the backend: every backend sharing torch.export shares its program.
             shared_as = backend.share_chain(backend.stages.index(backend.export_stage)) or backend.name
             it.exported_key = digest(fingerprint, shared_as, export_versions(backend))
-            it.run.keeper = functools.partial(self._keep, it)
+            # (Not the Item itself: its CaseRun holding it back would keep every stage's value alive until a GC pass.)
+            it.run.keeper = functools.partial(self._keep, it.exported_key, it.case_id, it.run.workdir)
 
     def resume(self, backend, items) -> list[tuple]:
         """Look `items` up by case key, then by lowered key: an artifact skips them ahead to `run`,
@@ -224,19 +225,20 @@ class CacheUse:
         it.run.extras.update(record.get("extras", {}))
         return value
 
-    def _keep(self, it, name: str, depends_on: str, make: Callable, save: Callable, load: Callable):
-        """CaseRun.kept for the pair `it`: its value read back from the store, else made and stored.
+    def _keep(self, exported_key: str, case_id: str, workdir, name: str, depends_on: str, make: Callable, save: Callable,
+              load: Callable):  # fmt: skip
+        """CaseRun.kept for one pair: its value read back from the store, else made and stored.
         (A re-run reads it too: like the lowered IR, it is the frontend's translation, made again alike.)"""
-        key = digest(it.exported_key, name, depends_on)
+        key = digest(exported_key, name, depends_on)
         record = self.store.exported(key)
         blob = self.store.blob(record["blob"]) if record and "blob" in record else None
         if blob is not None:
             try:
                 return load(blob)
             except Exception as e:  # made again, as a value never kept would be
-                print(f"conformance: the {name} value kept for {it.case_id} does not load ({type(e).__name__}); making it again", file=sys.stderr)
+                print(f"conformance: the {name} value kept for {case_id} does not load ({type(e).__name__}); making it again", file=sys.stderr)
         value = make()
-        path = it.run.workdir / f"{name}.kept"
+        path = workdir / f"{name}.kept"
         try:
             save(value, path)
         except Exception:  # (a value that cannot be saved is made again next time)
