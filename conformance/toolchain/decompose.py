@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import torch
 
+from conformance.toolchain.versions import toolchain_versions
+
 
 def decompose(program, table=None):
     """`program.run_decompositions(table)` (torch's core ATen table when None), the same program, cheaper."""
@@ -37,18 +39,17 @@ def decompose(program, table=None):
 def table_identity(table: dict) -> str:
     """What a decomposition's outcome depends on in `table`, besides torch's version: which ops it decomposes,
     and with whose function. torch-mlir chooses the ops; the functions are torch's own (torch._decomp,
-    torch._refs). A function from any other package names that package, whose version a key must then hold."""
-    return "\n".join(sorted(f"{op}={_origin(function)}" for op, function in table.items()))
+    torch._refs). A function from any other package (torch-mlir's own, one day) brings every tool's version in."""
+    origins = {op: _origin(function) for op, function in table.items()}
+    identity = "\n".join(sorted(f"{op}={origin}" for op, origin in origins.items()))
+    if {origin.split(".", 1)[0] for origin in origins.values()} - {"torch"}:
+        identity += f"\n{sorted(toolchain_versions().items())}"
+    return identity
 
 
 def _origin(function) -> str:
     inner = getattr(function, "func", function)  # torch's refs come wrapped in functools.partial
     return f"{getattr(inner, '__module__', '?')}.{getattr(inner, '__qualname__', type(inner).__name__)}"
-
-
-def origin_packages(table: dict) -> set[str]:
-    """The top-level packages the table's functions come from (torch's alone, today)."""
-    return {_origin(function).split(".", 1)[0] for function in table.values()}
 
 
 @contextlib.contextmanager

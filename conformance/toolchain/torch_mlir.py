@@ -28,10 +28,9 @@ from conformance import dtypes
 from conformance.backends.protocol import Backend, CaseRun, StageFailure, shared
 from conformance.compare import describe
 from conformance.taxonomy import Code
-from conformance.toolchain.decompose import decompose, origin_packages, settle, table_identity
+from conformance.toolchain.decompose import decompose, settle, table_identity
 from conformance.toolchain.lowerings import Lowering
 from conformance.toolchain.mlir import LEFT_OPERANDS, STATIC_TWIN, STATIC_TWIN_SIZE, UNCONVERTED, PipelineError, opt_command, run_pipeline, walk, write_ir
-from conformance.toolchain.versions import toolchain_versions
 
 CONTRACT_PIPELINE = (
     "builtin.module(func.func(torch-match-quantized-custom-ops),"
@@ -128,10 +127,7 @@ class TorchMlirBackend(Backend):
     translation_tools = ("torch-mlir",)
 
     def export_store(self, program, path):
-        unfaithful = not_saved_faithfully(program)
-        if unfaithful:
-            raise ValueError(f"not kept: {unfaithful}")
-        torch.export.save(program, path)
+        save_program(program, path, not_saved_faithfully(program))
 
     def export_load(self, path, case_run: CaseRun):
         # Read when a stage needs it: a night whose decomposed program is kept too never does.
@@ -147,17 +143,9 @@ class TorchMlirBackend(Backend):
         decomposition an earlier run kept: it is torch's, on torch-mlir's choice of ops, so kept under the
         table rather than torch-mlir's version."""
         table = self.decomposition_table(case_run)
-        depends_on = table_identity(table)
-        if origin_packages(table) - {"torch"}:  # a function of torch-mlir's own: its version decides too
-            depends_on += f"\n{sorted(toolchain_versions().items())}"
         make = lambda: decompose(exported_program(program), table)
-        return case_run.kept("decomposed", depends_on, make, self.decomposed_store, load_exported)
-
-    def decomposed_store(self, program, path):
-        unfaithful = not_kept_decomposed(program)
-        if unfaithful:
-            raise ValueError(f"not kept: {unfaithful}")
-        torch.export.save(program, path)
+        keep = lambda decomposed, path: save_program(decomposed, path, not_kept_decomposed(decomposed))
+        return case_run.kept("decomposed", table_identity(table), make, keep, load_exported)
 
     def decomposition_table(self, case_run: CaseRun) -> dict:
         """The PyTorch decompositions applied before import (torch-mlir's default set)."""
@@ -364,6 +352,13 @@ def not_saved_faithfully(program) -> str | None:
         if isinstance(node.target, torch._ops.HigherOrderOperator):
             return f"it calls the higher-order op {node.target.name()}"
     return None
+
+
+def save_program(program, path, unfaithful: str | None) -> None:
+    """torch.export.save, unless there is a reason the program would not come back as it is (ValueError)."""
+    if unfaithful:
+        raise ValueError(f"not kept: {unfaithful}")
+    torch.export.save(program, path)
 
 
 def not_kept_decomposed(program) -> str | None:
