@@ -24,6 +24,10 @@ NUMERIC = "numeric"
 # "silence" (no progress within its budget), "memory" (the watchdog), "killed" (SIGKILL: perhaps the kernel's
 # OOM killer) or "died" (any other signal or exit status). Only "flood" and "died" say nothing of the machine.
 ENDED_BY = "ended_by"
+# How a death by the memory watchdog reads (execution/supervisor.py's Died.how, then the CRASH's explanation
+# and the xfail entry that pins it).
+RUNAWAY = "killed for using more memory than"
+RAN_AWAY = "memory"  # the watchdog killed it for its memory (execution/budgets.py confirms a known one sooner)
 TOOL_DIED = "tool died"  # a tool the stage ran (iree-compile) died by a signal of its own, the child lived
 MACHINE_FREE_ENDINGS = ("flood", "died", TOOL_DIED)
 # extras key: true on a result a run answered from the verdict store (conformance/warm/): its timings are those

@@ -35,6 +35,7 @@ class Settings:
     budgets: dict[str, float] = field(default_factory=dict)
     memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB  # a child above this is replaced between jobs
     memory_kill_mb: int = DEFAULT_MEMORY_KILL_MB  # a child (with its compilers) above this is killed at once
+    memory_budgets: dict[str, int] = field(default_factory=dict)  # lower kill limits (MB) of known runaways (budgets.py)
     batch_size: int = DEFAULT_BATCH  # op cases compiled together by batching backends
     export_mode: str = DEFAULT_EXPORT_MODE  # for cases that do not name one
     artifacts: str | None = None  # reproducer bundles go here when set

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from conformance.execution import budgets
-from conformance.execution.budgets import FAST_FLOOR, PINNED_HANG, key, plan, waiting_time
+from conformance.execution.budgets import FAST_FLOOR, PINNED_HANG, RUNAWAY_MB, key, memory_allowed, plan, plan_memory, waiting_time
 from conformance.execution.engine import Engine
 from conformance.settings import Settings
 from tests.conftest import FIXTURES, fake
@@ -45,13 +45,13 @@ def test_a_stage_shared_by_pairs_waits_for_the_largest_budget_or_the_timeout_whe
     assert waiting_time({}, [("a", "tosa")], TIMEOUT) == TIMEOUT
 
 
-def run(budgets_given: dict, cases: list[str]) -> tuple[dict, float]:
-    settings = Settings(backends=[fake("HANG")], case_paths=[str(FIXTURES / "cases")], default_cases=False,
-                        case_timeout=60.0, reruns=0, budgets=budgets_given)  # fmt: skip
+def run(budgets_given: dict, cases: list[str], backend: str = "HANG", **settings_given) -> tuple[dict, float]:
+    settings = Settings(backends=[fake(backend)], case_paths=[str(FIXTURES / "cases")], default_cases=False,
+                        case_timeout=60.0, reruns=0, budgets=budgets_given, **settings_given)  # fmt: skip
     engine = Engine(settings)
     start = time.monotonic()
     try:
-        results = {r.case: r for r in engine.run([(c, "hang") for c in cases])}
+        results = {r.case: r for r in engine.run([(c, backend.lower()) for c in cases])}
     finally:
         engine.close()
     return results, time.monotonic() - start
@@ -81,3 +81,41 @@ def test_pytest_plans_a_pinned_hang_from_the_xfail_set_as_a_nightly_does(tmp_pat
     finally:
         runner.close()
     assert settings.budgets == {key("tanh", "hang"): PINNED_HANG}
+
+
+def test_a_known_runaway_gets_a_memory_budget_below_the_kill_limit_and_no_other_pair_does():
+    planned = plan_memory([("copy_", "stablehlo"), ("tanh", "stablehlo")], [("copy_", "stablehlo"), ("gone", "linalg")], 8192)
+    assert planned == {key("copy_", "stablehlo"): RUNAWAY_MB}
+    assert plan_memory([("copy_", "stablehlo")], [("copy_", "stablehlo")], RUNAWAY_MB) == {}  # --memory-limit is lower already
+    # A stage several pairs share stops at the smallest budget among them: only a pair alone is judged at it.
+    planned_mb = {key("copy_", "stablehlo"): RUNAWAY_MB}
+    assert memory_allowed(planned_mb, [("copy_", "stablehlo"), ("tanh", "stablehlo")], 8192) == RUNAWAY_MB
+    assert memory_allowed(planned_mb, [("tanh", "stablehlo")], 8192) == 8192
+    assert memory_allowed(planned_mb, [], 8192) == 8192
+    assert budgets.pinned_runaway("CRASH", "the process was killed for using more memory than the 8 GB limit in stage lower")
+    assert not budgets.pinned_runaway("CRASH", "the process crashed in stage lower (killed by signal SIGSEGV (11))")
+
+
+def test_a_runaway_with_a_memory_budget_is_killed_at_its_budget_and_the_others_at_the_limit():
+    # The hog backend's compile on tanh takes ever more memory; --memory-limit is 6 GB, tanh's budget 1 GB.
+    results, _ = run({}, ["tanh", "double"], backend="HOG", memory_kill_mb=6144, memory_budgets={key("tanh", "hog"): 1024})
+    tanh = results["tanh"]
+    assert (tanh.code, tanh.stage) == ("CRASH", "compile"), tanh
+    assert "more memory than the 1 GB limit" in tanh.explanation, tanh
+    assert tanh.extras["ended_by"] == "memory"
+    assert results["double"].passed
+
+
+def test_a_runaway_pinned_in_the_xfail_set_or_seen_by_the_last_report_gets_a_memory_budget(tmp_path):
+    from conformance.run.session import Run
+
+    (tmp_path / "hog.toml").write_text(
+        '["tanh"]\nstage = "compile"\ncode = "CRASH"\n'
+        'explanation = "the process was killed for using more memory than the 8 GB limit in stage compile"\n'
+        '["double"]\nstage = "compile"\ncode = "CRASH"\nexplanation = "the process crashed in stage compile (killed by signal SIGSEGV (11))"\n'
+    )
+    settings = Settings(backends=[fake("HOG")], case_paths=[str(FIXTURES / "cases")], default_cases=False)
+    run = Run(settings, [], str(tmp_path))
+    pairs = [("tanh", "hog"), ("double", "hog"), ("add.broadcast", "hog")]
+    run.plan_budgets(pairs, {}, ran_away={("add.broadcast", "hog")})
+    assert settings.memory_budgets == {key("tanh", "hog"): RUNAWAY_MB, key("add.broadcast", "hog"): RUNAWAY_MB}

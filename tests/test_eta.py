@@ -7,7 +7,9 @@ import json
 
 import pytest
 
-from conformance.nightly.eta import CALIBRATE_AFTER, KIND_SECONDS, MEASURED_SECONDS, OVERHEAD, Eta, History, plan
+from conformance.nightly.eta import (
+    CALIBRATE_AFTER, FAMILY_FACTORS, KIND_SECONDS, MEASURED_SECONDS, OVERHEAD, OVERHEAD_BOUNDS, PACE_BOUNDS, Eta, History, plan,
+)  # fmt: skip
 from conformance.nightly.progress import Progress
 from conformance.report_dir import ResultsFile
 from conformance.result import Result
@@ -33,6 +35,10 @@ def test_with_no_report_a_pair_is_planned_as_a_fresh_clones_run_measured_its_kin
     assert planned == {("resnet", "tosa"): MEASURED_SECONDS["model", "tosa"], ("op2", "linalg"): MEASURED_SECONDS["op", "linalg"],
                        ("op3", "my-backend"): KIND_SECONDS["op"]}
     assert History().overhead == OVERHEAD
+    # ... times its family's factor from the same run: a random op costs more than a cast
+    by_family = plan([("op2", "linalg"), ("op3", "linalg")], KINDS, History(), families={"op2": "random_ops", "op3": "casts"})
+    assert by_family[("op2", "linalg")] == pytest.approx(MEASURED_SECONDS["op", "linalg"] * FAMILY_FACTORS["random_ops"])
+    assert by_family[("op2", "linalg")] > MEASURED_SECONDS["op", "linalg"] > by_family[("op3", "linalg")]
 
 
 def test_models_first_do_not_make_the_eta_say_hours():
@@ -47,17 +53,23 @@ def test_models_first_do_not_make_the_eta_say_hours():
     assert rate_based > 6000
 
 
-def test_tonights_pace_corrects_the_plan_once_a_tenth_is_done_within_bounds():
-    pairs = [(f"op{i}", "tosa") for i in range(100)]
-    eta = Eta({p: 1.0 for p in pairs}, overhead=1.0, lanes=2)
-    for p in pairs[:5]:
-        eta.finished(p)
-    assert eta.seconds_left(30.0) == pytest.approx(47.5)  # before a tenth: the plan as it is
-    for p in pairs[5:20]:
-        eta.finished(p)
-    assert eta.seconds_left(20.0) == pytest.approx(80.0)  # 20 s for 10 planned lane-seconds: twice the 40 s planned left
-    assert eta.seconds_left(1000.0) == pytest.approx(80.0)  # ... and never more than twice
-    assert CALIBRATE_AFTER == 0.1
+def test_tonights_pace_corrects_the_plan_by_kind_once_a_tenth_of_it_is_done_within_bounds():
+    """Models run first: how fast they went says nothing of the ops. Each kind's pace is its own."""
+    pairs = {("resnet", "tosa"): 50.0, ("bert", "tosa"): 50.0, **{(f"op{i}", "tosa"): 1.0 for i in range(100)}}
+    eta = Eta(pairs, overhead=1.0, lanes=2, kinds=KINDS)
+    for i in range(5):
+        eta.finished((f"op{i}", "tosa"), 4.0)
+    assert eta.seconds_left(10.0) == pytest.approx(97.5)  # before a tenth of anything: the plan as it is
+    for model in ("resnet", "bert"):
+        eta.finished((model, "tosa"), 25.0)  # twice as fast as planned
+    assert eta.pace("model") == 0.5 and eta.pace("op") == 1.0  # 5 of 100 planned op-seconds: not yet a tenth
+    assert eta.seconds_left(35.0) == pytest.approx(47.5)  # 95 op-seconds at their plan, on 2 lanes: not halved
+    for i in range(5, 20):
+        eta.finished((f"op{i}", "tosa"), 2.0)
+    assert eta.pace("op") == PACE_BOUNDS[1]  # 50 s measured for 20 planned: 2.5, taken as at most twice
+    assert eta.seconds_left(50.0) == pytest.approx(80 * 2.0 * 1.0 / 2)  # tonight's lanes: 2 x 50 s for 100 stage-s
+    assert eta.seconds_left(1000.0) == pytest.approx(80 * 2.0 * OVERHEAD_BOUNDS[1] / 2)  # ... within bounds
+    assert CALIBRATE_AFTER == 0.1 and PACE_BOUNDS == (0.5, 2.0)
 
 
 def test_the_history_is_read_from_a_report_directory(tmp_path):
@@ -68,12 +80,16 @@ def test_the_history_is_read_from_a_report_directory(tmp_path):
     store.append(Result("pad.2d", "onnx-tosa", "fail", stage="contract", code="TIMEOUT", timings={"export": 0.1, "contract": 30.0}))
     # killed for flooding its log (a rewrite printing in circles): stopped early, not after the timeout
     store.append(Result("softmax.0d", "tosa", "fail", stage="contract", code="TIMEOUT", extras={"ended_by": "flood"}))
+    # killed by the memory watchdog: the next night confirms it at less memory (execution/budgets.py)
+    store.append(Result("copy_", "stablehlo", "fail", stage="lower", code="CRASH", extras={"ended_by": "memory"}))
     store.close()
     (tmp_path / "run.json").write_text(json.dumps({"settings": {"workers": 2}, "wall_seconds": 180.0, "finished": "x"}))
     history = History.of_report(tmp_path, timeout=300.0)
     assert history.seconds == pytest.approx(
-        {("tanh", "tosa"): 2.0, ("pad", "onnx-tosa"): 300.1, ("pad.2d", "onnx-tosa"): 30.1, ("softmax.0d", "tosa"): 0.0}
-    )
+        {("tanh", "tosa"): 2.0, ("pad", "onnx-tosa"): 300.1, ("pad.2d", "onnx-tosa"): 30.1, ("softmax.0d", "tosa"): 0.0,
+         ("copy_", "stablehlo"): 0.0}
+    )  # fmt: skip
+    assert history.ran_away == {("copy_", "stablehlo")}
     assert history.timings[("tanh", "tosa")] == {"export": 0.5, "compile": 1.5}
     assert history.overhead == pytest.approx(360.0 / 332.2)  # 2 lanes x 180 s for 332.2 stage seconds
     assert History.of_report(None, 300.0).seconds == {}

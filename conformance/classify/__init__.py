@@ -16,6 +16,7 @@ from conformance.backends.protocol import StageFailure
 from conformance.classify.parsers import PARSERS
 from conformance.classify.text import clean, error_line, stable
 from conformance.taxonomy import Code, Stage
+from conformance.result import RUNAWAY
 from conformance.toolchain.mlir import error_text as diagnostic_text
 
 
@@ -167,7 +168,7 @@ def classify_crash(stage: str, how: str, output: str, measured: str = "") -> Cla
     line = _quoted(output)
     tail = f": {line}" if line else ""
     details = "\n\n".join(part for part in (measured, output) if part)
-    if how.startswith("killed for using"):  # the supervisor's memory watchdog
+    if how.startswith(RUNAWAY):  # the supervisor's memory watchdog
         return Classification(Code.CRASH, f"the process was {how} in stage {stage}{tail}", details=details)
     return Classification(Code.CRASH, f"the process crashed in stage {stage} ({how}){tail}", details=details)
 

@@ -126,16 +126,18 @@ def localize_failures(writer, run, cases) -> None:
 
 
 def plan_time(run, pairs, cases, baseline: Path | None, lanes: int):
-    """Budgets for the pairs whose history allows one (execution/budgets.py), and the run's ETA plan (nightly/eta.py)."""
+    """Budgets of time and memory for the pairs whose history allows one (execution/budgets.py), and the run's ETA
+    plan (nightly/eta.py)."""
     from conformance.execution import budgets
     from conformance.nightly.eta import Eta, History, plan
 
     settings = run.settings
     history = History.of_report(baseline, settings.case_timeout)
-    pinned = run.plan_budgets(pairs, history.timings)
+    pinned = run.plan_budgets(pairs, history.timings, history.ran_away)
     hangs = {pair: settings.budgets[budgets.key(*pair)] for pair in pairs if pinned.get(pair) == "TIMEOUT" and budgets.key(*pair) in settings.budgets}
-    planned = plan(pairs, {c.id: c.kind for c in cases}, history, hangs)
-    return Eta(planned, history.overhead, lanes), history.source
+    kinds = {c.id: c.kind for c in cases}
+    planned = plan(pairs, kinds, history, hangs, {c.id: c.family for c in cases})
+    return Eta(planned, history.overhead, lanes, kinds), history.source
 
 
 def _interrupt(signum, frame):
@@ -296,9 +298,9 @@ def run(args) -> int:
     key_of = pair_keys(selection, run.settings, dict(zip(run.names, specs)))
     stored = {pair: result for pair in pairs if (result := store.get(key_of(pair))) is not None} if selection else {}
     to_run = [pair for pair in pairs if pair not in stored]
-    jobs = plan(to_run, run.settings.batch_size, run.compiled_alone(cases))
     run.check_xfails()
     eta, measured_by = plan_time(run, to_run, cases, pick_baseline(args, directory), args.workers)
+    jobs = plan(to_run, run.settings.batch_size, run.compiled_alone(cases))  # after the budgets: known runaways go alone
     answered = f", {len(stored)} answered from the verdict store" if stored else ""
     print(f"conformance nightly: {len(to_run)} (case, backend) pairs to run ({len(done)} already done{answered}) "
           f"on {executor.describe()} -> {directory}", file=sys.stderr)

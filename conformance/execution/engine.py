@@ -24,7 +24,7 @@ from typing import Iterator
 from conformance import result as results
 from conformance.bundles import finalize
 from conformance.classify import classify_crash, classify_flood, classify_timeout
-from conformance.execution.budgets import waiting_time
+from conformance.execution.budgets import memory_allowed, waiting_time
 from conformance.settings import Settings
 from conformance.execution.capture import fold_repeats
 from conformance.execution.messages import JobDone, Message, ResultMessage, RunJob, StageStarted
@@ -32,7 +32,7 @@ from conformance.execution.supervisor import STARTUP_TIMEOUT, ChildError, ChildP
 from conformance.execution.zygote import Zygote, ZygoteGone, take_spare
 from conformance.execution.planning import Pair
 from conformance.execution.reruns import Attempt, agree, record, settle, wants_rerun
-from conformance.result import ENDED_BY, TOOL, Result
+from conformance.result import ENDED_BY, RAN_AWAY, RUNAWAY, TOOL, Result
 
 # A job whose child dies before announcing any stage is retried this often.
 STARTUP_RETRIES = 2
@@ -163,15 +163,16 @@ class Engine:
     def _run_job(self, job: Job, queue: deque[Job]) -> Iterator[Result]:
         if self.child is None:
             self.child = self._new_child()
-        child = self.child
+        child, settings = self.child, self.settings
         progress = JobProgress(dict.fromkeys(job.pairs))
         reply: Message | Silent | Died
         if not child.send(RunJob(job.pairs, job.max_batch, job.attempt)):
             reply = Died(child.exit_description())
         else:
             while True:
-                self.waited = self._allowed_silence(progress.announced)
-                reply = child.receive(self.waited)
+                pairs = progress.announced.pairs if progress.announced else []  # budgets.py
+                self.waited = waiting_time(settings.budgets, pairs, settings.case_timeout)
+                reply = child.receive(self.waited, memory_allowed(settings.memory_budgets, pairs, settings.memory_kill_mb))
                 if not isinstance(reply, Message):
                     break
                 handle = getattr(self, f"child_{reply.kind}", None)
@@ -190,14 +191,6 @@ class Engine:
         child.close()
         self.child = None
         yield from self._blame(job, queue, progress.remaining, announced, reply, output)
-
-    def _allowed_silence(self, announced: StageStarted | None) -> float:
-        """--case-timeout, or the budget of the pairs whose stage runs now (budgets.py)."""
-        settings = self.settings
-        if announced is None or not settings.budgets:
-            return settings.case_timeout
-        pairs = [(c, b) for c in announced.cases for b in (announced.backend, *announced.also)]
-        return waiting_time(settings.budgets, pairs, settings.case_timeout)
 
     # -- what the child says during a job: one method per kind of message -------
 
@@ -279,7 +272,7 @@ class Engine:
             found, ended_by = classify_timeout(stage, self.waited, output), "silence"
         else:
             found = classify_crash(stage, reply.how, output, reply.measured)
-            ended_by = "memory" if reply.how.startswith("killed for using") else "killed" if "SIGKILL" in reply.how else "died"
+            ended_by = RAN_AWAY if reply.how.startswith(RUNAWAY) else "killed" if "SIGKILL" in reply.how else "died"
         result = results.failed(
             case, backend, stage=stage, code=found.code, explanation=found.explanation, details=found.details
         )

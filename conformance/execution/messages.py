@@ -126,6 +126,11 @@ class StageStarted(Message):
     mark: int  # where the stage's output starts in the child's log
     also: list[str] = field(default_factory=list)  # other backends sharing this stage's outcome (a shared export)
 
+    @property
+    def pairs(self) -> list[tuple[str, str]]:
+        """Every (case, backend) pair this stage's outcome is for."""
+        return [(case, backend) for case in self.cases for backend in (self.backend, *self.also)]
+
 
 @dataclass
 class ResultMessage(Message):

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from conformance.execution.capture import read_log
 from conformance.execution.messages import Error, Exit, Init, Message, Ready, decode, encode
+from conformance.result import RUNAWAY
 from conformance.settings import Settings
 from conformance.toolchain.tools import signal_name
 
@@ -101,13 +102,15 @@ class ChildProcess:
         except (OSError, ValueError):  # a dead child: broken pipe, or already closed
             return False
 
-    def receive(self, timeout: float) -> Message | Silent | Died:
+    def receive(self, timeout: float, memory_mb: float | None = None) -> Message | Silent | Died:
         """The next message; Silent after `timeout` seconds without one; Died when the child is gone.
 
         While waiting, the memory of the child and everything it started (a
-        compiler) is checked: a runaway is killed before it takes the machine.
-        So is the size of its log: a flood of output is a loop (Flooding).
+        compiler) is checked: a runaway is killed before it takes the machine,
+        past `memory_mb` (the run's --memory-limit unless given). So is the
+        size of its log: a flood of output is a loop (Flooding).
         """
+        limit = self.memory_kill_bytes if memory_mb is None else memory_mb * 2**20
         deadline = time.monotonic() + timeout
         while b"\n" not in self.buffer:
             left = deadline - time.monotonic()
@@ -116,10 +119,10 @@ class ChildProcess:
             ready, _, _ = select.select([self.replies], [], [], min(left, MEMORY_CHECK_SECONDS))
             if not ready:
                 used = self.memory_used()
-                if used > self.memory_kill_bytes:
+                if used > limit:
                     self.kill()
                     return Died(
-                        f"killed for using more memory than the {self.memory_kill_bytes / 2**30:.0f} GB limit",
+                        f"{RUNAWAY} the {limit / 2**30:.0f} GB limit",
                         f"the process and the compilers it ran used {used / 2**30:.1f} GB when it was killed",
                     )
                 printed = self.log_size()

@@ -12,37 +12,47 @@ timers (process starts, re-runs: `overhead`, lane seconds per stage second).
 
     left = (planned seconds of the pairs not finished) x overhead / lanes
 
-corrected, once a tenth of the planned work is done, by how tonight's pace
-compares with the plan (at most by half or double: one slow model must not
-swing it).
+corrected, as pairs finish, by tonight's pace: each kind's measured stage
+seconds against its plan, and the lane time they cost (Eta).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from conformance.result import ENDED_BY
+from conformance.result import ENDED_BY, RAN_AWAY
 
 Pair = tuple[str, str]  # (case id, backend name)
 
 # A pair's stage seconds when no report says (a fresh clone's first `make report`): the means
 # per kind and backend of `make report` on a fresh clone, 2 cores, 2026-11-27 (14,990 pairs in
-# 28 min; its pinned hangs left out: they get budgets). A backend it did not run: the kind's
-# mean over all of them. Batched compiles and shared lowerings make an op pair cheap on average.
+# 23 min; its pinned hangs left out: they get budgets), times its family's factor: how that family's
+# pairs compared with the mean of their kind and backend in the same run (a random op compiles more
+# than a cast). A backend it did not run: the kind's mean over all of them. Batched compiles and
+# shared lowerings make an op pair cheap on average.
 MEASURED_SECONDS = {
-    ("model", "eager"): 1.52, ("model", "linalg"): 11.3, ("model", "onnx-linalg"): 7.95, ("model", "onnx-stablehlo"): 5.42,
-    ("model", "onnx-tosa"): 3.73, ("model", "stablehlo"): 6.53, ("model", "torch"): 5.74, ("model", "tosa"): 3.97,
-    ("model", "tosa-custom"): 3.52, ("model", "tosa-ref"): 4.79,
-    ("op", "eager"): 0.0076, ("op", "linalg"): 0.215, ("op", "onnx-linalg"): 0.298, ("op", "onnx-stablehlo"): 0.228,
-    ("op", "onnx-tosa"): 0.132, ("op", "stablehlo"): 0.104, ("op", "torch"): 0.182, ("op", "tosa"): 0.0655,
-    ("op", "tosa-custom"): 0.0172, ("op", "tosa-ref"): 0.0213,
+    ("model", "eager"): 1.61, ("model", "linalg"): 7.96, ("model", "onnx-linalg"): 6.15,
+    ("model", "onnx-stablehlo"): 4.17, ("model", "onnx-tosa"): 2.62, ("model", "stablehlo"): 4.69,
+    ("model", "torch"): 4.24, ("model", "tosa"): 3.08, ("model", "tosa-custom"): 3.06, ("model", "tosa-ref"): 3.78,
+    ("op", "eager"): 0.00714, ("op", "linalg"): 0.181, ("op", "onnx-linalg"): 0.236, ("op", "onnx-stablehlo"): 0.18,
+    ("op", "onnx-tosa"): 0.106, ("op", "stablehlo"): 0.072, ("op", "torch"): 0.137, ("op", "tosa"): 0.0484,
+    ("op", "tosa-custom"): 0.0146, ("op", "tosa-ref"): 0.0188,
 }  # fmt: skip
-KIND_SECONDS = {"op": 0.127, "model": 5.45}
-OVERHEAD = 1.26  # lane seconds per stage second in that run (process starts, eager, re-runs), when no report says
+FAMILY_FACTORS = {
+    "activations": 0.88, "basics": 0.83, "casts": 0.63, "comparison_logical": 0.85, "convolution": 1.02,
+    "creation": 0.91, "edge_shapes": 0.89, "elementwise_binary": 0.83, "elementwise_unary": 0.80,
+    "embedding_attention": 1.59, "indexing": 1.24, "inplace": 1.12, "layout": 1.01, "linear_algebra": 1.16,
+    "normalization": 1.58, "pooling": 1.38, "random_ops": 1.99, "reductions": 0.94, "selection": 0.91,
+    "shape_ops": 0.89, "softmax": 0.98, "sorting_scans": 0.91,
+}  # fmt: skip
+KIND_SECONDS = {"op": 0.100, "model": 4.13}
+OVERHEAD = 1.39  # lane seconds per stage second in that run (process starts, eager, re-runs), when no report says
 CALIBRATE_AFTER = 0.1  # the share of the planned work done before tonight's pace corrects the plan
-PACE_BOUNDS = (0.5, 2.0)
+PACE_BOUNDS = (0.5, 2.0)  # tonight's stage seconds per planned one, as far as it may move the plan
+OVERHEAD_BOUNDS = (1.0, 3.0)  # lane seconds per stage second
 
 
 @dataclass
@@ -53,6 +63,7 @@ class History:
     seconds: dict[Pair, float] = field(default_factory=dict)
     overhead: float = OVERHEAD
     source: str = "no earlier report"
+    ran_away: set[Pair] = field(default_factory=set)  # pairs the memory watchdog killed (a memory budget: budgets.py)
 
     @classmethod
     def of_report(cls, directory: Path | None, timeout: float) -> History:
@@ -70,7 +81,8 @@ class History:
             lanes, wall, spent = info.get("settings", {}).get("workers"), info.get("wall_seconds"), sum(seconds.values())
             if lanes and wall and spent and info.get("finished"):
                 overhead = max(1.0, wall * lanes / spent)
-        return cls(timings, seconds, overhead, f"the report {Path(directory).name}")
+        ran_away = {r.key for r in results if r.extras.get(ENDED_BY) == RAN_AWAY}
+        return cls(timings, seconds, overhead, f"the report {Path(directory).name}", ran_away)
 
 
 def _untimed_wait(result, timeout: float) -> float:
@@ -82,8 +94,12 @@ def _untimed_wait(result, timeout: float) -> float:
     return timeout
 
 
-def plan(pairs: Iterable[Pair], kinds: Mapping[str, str], history: History, budgets: Mapping[Pair, float] = {}) -> dict[Pair, float]:
-    """Each pair's planned stage seconds: its budget if it is a pinned hang (`budgets`), else measured, else its kind's."""
+def plan(
+    pairs: Iterable[Pair], kinds: Mapping[str, str], history: History, budgets: Mapping[Pair, float] = {},
+    families: Mapping[str, str] = {},
+) -> dict[Pair, float]:
+    """Each pair's planned stage seconds: its budget if it is a pinned hang (`budgets`), else measured, else its kind's
+    (a fresh clone's: its kind's on its backend, times its family's factor)."""
     pairs = list(pairs)
     by_kind: dict[tuple[str, str], list[float]] = {}
     for (case, backend), spent in history.seconds.items():
@@ -100,29 +116,60 @@ def plan(pairs: Iterable[Pair], kinds: Mapping[str, str], history: History, budg
             measured = by_kind[kind, backend]
             planned[case, backend] = sum(measured) / len(measured)
         elif not history.seconds and (kind, backend) in MEASURED_SECONDS:
-            planned[case, backend] = MEASURED_SECONDS[kind, backend]
+            planned[case, backend] = MEASURED_SECONDS[kind, backend] * FAMILY_FACTORS.get(families.get(case, ""), 1.0)
         else:
             planned[case, backend] = KIND_SECONDS.get(kind, KIND_SECONDS["op"])
     return planned
 
 
 class Eta:
-    """Seconds left, as pairs finish: the planned work left at the planned (then tonight's) pace."""
+    """Seconds left, as pairs finish: the planned work left, at tonight's pace once it is known.
 
-    def __init__(self, planned: Mapping[Pair, float], overhead: float, lanes: int):
+    Tonight's pace is measured, not read off the clock alone: the stage
+    seconds each finished pair spent against what it was planned to take,
+    per kind (models run first, and their pace says nothing of the ops),
+    and the lane time per stage second (`overhead`) from the wall clock.
+    Each is used once a tenth of its planned work is done, within
+    PACE_BOUNDS and OVERHEAD_BOUNDS.
+    """
+
+    def __init__(self, planned: Mapping[Pair, float], overhead: float, lanes: int, kinds: Mapping[str, str] = {}):
         self.planned = dict(planned)
         self.overhead = overhead
         self.lanes = max(1, lanes)
-        self.total = sum(self.planned.values())
-        self.done = 0.0
+        self.kind_of = {pair: kinds.get(pair[0], "op") for pair in self.planned}
+        self.total: Counter[str] = Counter()  # planned seconds, by kind
+        for pair, seconds in self.planned.items():
+            self.total[self.kind_of[pair]] += seconds
+        self.left = Counter(self.total)  # ... of the pairs not finished
+        self.done: Counter[str] = Counter()  # ... of the finished pairs that said what they spent
+        self.spent: Counter[str] = Counter()  # what those spent tonight
 
-    def finished(self, pair: Pair) -> None:
-        self.done += self.planned.pop(pair, 0.0)
+    def finished(self, pair: Pair, spent: float | None = None) -> None:
+        """`pair` is over; `spent`: its stage seconds tonight (None: nothing known of them)."""
+        if pair not in self.planned:
+            return
+        planned, kind = self.planned.pop(pair), self.kind_of.pop(pair)
+        self.left[kind] -= planned
+        if spent is not None:
+            self.done[kind] += planned
+            self.spent[kind] += spent
+
+    def pace(self, kind: str) -> float:
+        """Tonight's stage seconds per planned one, for the pairs of `kind`."""
+        if not self.done[kind] or self.done[kind] < CALIBRATE_AFTER * self.total[kind]:
+            return 1.0
+        low, high = PACE_BOUNDS
+        return min(high, max(low, self.spent[kind] / self.done[kind]))
+
+    def overhead_now(self, elapsed: float) -> float:
+        """Lane seconds per stage second: tonight's, or the plan's until a tenth of the work is done."""
+        spent, done = sum(self.spent.values()), sum(self.done.values())
+        if spent <= 0 or done < CALIBRATE_AFTER * sum(self.total.values()):
+            return self.overhead
+        low, high = OVERHEAD_BOUNDS
+        return min(high, max(low, elapsed * self.lanes / spent))
 
     def seconds_left(self, elapsed: float) -> float:
-        left = (self.total - self.done) * self.overhead / self.lanes
-        if self.total and self.done >= CALIBRATE_AFTER * self.total:
-            expected = self.done * self.overhead / self.lanes  # the wall the plan gave the work done
-            low, high = PACE_BOUNDS
-            left *= min(high, max(low, elapsed / expected))
-        return left
+        work = sum(max(0.0, left) * self.pace(kind) for kind, left in self.left.items())
+        return work * self.overhead_now(elapsed) / self.lanes

@@ -41,7 +41,7 @@ class Progress:
         self.done += 1
         self.outcomes[outcome(result)] += 1
         if self.eta:
-            self.eta.finished(result.key)
+            self.eta.finished(result.key, sum(result.timings.values()))
         now = time.monotonic()
         if self.interactive:
             self.stream.write("\r" + self.line(now) + "\x1b[K")

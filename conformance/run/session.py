@@ -14,7 +14,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from conformance import content, rerun
 from conformance import run_options as ro
@@ -98,13 +98,18 @@ class Run:
         """The failure the pair's xfail set expects; None when it expects none, or with --no-xfail."""
         return None if self.xfail_dir is None else self._set(backend).get(case_id)
 
-    def plan_budgets(self, pairs: list[tuple[str, str]], history: dict | None = None) -> dict[tuple[str, str], str]:
-        """Settings.budgets for `pairs` (execution/budgets.py): a pinned hang is confirmed in seconds, and
-        with a last report's stage timings (`history`) a fast pair waits less. Returns the pinned codes."""
+    def plan_budgets(self, pairs: list[tuple[str, str]], history: dict | None = None, ran_away: Iterable = ()) -> dict[tuple[str, str], str]:
+        """Settings.budgets and .memory_budgets for `pairs` (execution/budgets.py): a pinned hang is confirmed in
+        seconds, and with a last report's stage timings (`history`) a fast pair waits less; a pinned runaway, or
+        one the last report saw (`ran_away`), is confirmed at less memory. Returns the pinned codes."""
         from conformance.execution import budgets
 
-        pinned = {pair: entry.code for pair in pairs if (entry := self.xfail_entry(pair[1], pair[0])) is not None}
-        self.settings.budgets = budgets.plan(pairs, pinned, history or {}, self.settings.case_timeout)
+        entries = {pair: entry for pair in pairs if (entry := self.xfail_entry(pair[1], pair[0])) is not None}
+        pinned = {pair: entry.code for pair, entry in entries.items()}
+        runaways = {pair for pair, entry in entries.items() if budgets.pinned_runaway(entry.code, entry.explanation)}
+        settings = self.settings
+        settings.budgets = budgets.plan(pairs, pinned, history or {}, settings.case_timeout)
+        settings.memory_budgets = budgets.plan_memory(pairs, runaways | set(ran_away), settings.memory_kill_mb)
         return pinned
 
     def judge(self, result: Result) -> tuple[Verdict, Entry | None]:
@@ -139,9 +144,13 @@ class Run:
         return None if self.gates_dir is None else gate_judge.attach(result, self._gate_set(result.backend))
 
     def compiled_alone(self, cases) -> set[str]:
-        """The cases compiled in a module of their own: models (batching saves them nothing), and under
-        --gates the gated cases too, whose module size and compile time are then their own."""
-        alone = {c.id for c in cases if c.kind == "model"}
+        """The cases compiled in a module of their own: models (batching saves them nothing), a known runaway
+        (a memory budget, planned first by plan_budgets: in a batch its death would be split and retried down to
+        it, each try climbing to its budget again), and under --gates the gated cases too, whose module size and
+        compile time are then their own."""
+        from conformance.execution.budgets import cases_of
+
+        alone = {c.id for c in cases if c.kind == "model"} | cases_of(self.settings.memory_budgets)
         if self.gates_dir is not None:
             timed = set(self.settings.timed_cases)
             alone |= {c.id for c in cases if chosen_by_default(c.kind, c.all_tags) or c.id in timed}
