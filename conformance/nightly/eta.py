@@ -29,27 +29,27 @@ Pair = tuple[str, str]  # (case id, backend name)
 
 # A pair's stage seconds when no report says (a fresh clone's first `make report`): the means
 # per kind and backend of `make report` on a fresh clone, 2 cores, 2026-11-27 (14,990 pairs in
-# 23 min; its pinned hangs left out: they get budgets), times its family's factor: how that family's
+# 20 min; its pinned hangs left out: they get budgets), times its family's factor: how that family's
 # pairs compared with the mean of their kind and backend in the same run (a random op compiles more
 # than a cast). A backend it did not run: the kind's mean over all of them. Batched compiles and
 # shared lowerings make an op pair cheap on average.
 MEASURED_SECONDS = {
-    ("model", "eager"): 1.61, ("model", "linalg"): 7.96, ("model", "onnx-linalg"): 6.15,
-    ("model", "onnx-stablehlo"): 4.17, ("model", "onnx-tosa"): 2.62, ("model", "stablehlo"): 4.69,
-    ("model", "torch"): 4.24, ("model", "tosa"): 3.08, ("model", "tosa-custom"): 3.06, ("model", "tosa-ref"): 3.78,
-    ("op", "eager"): 0.00714, ("op", "linalg"): 0.181, ("op", "onnx-linalg"): 0.236, ("op", "onnx-stablehlo"): 0.18,
-    ("op", "onnx-tosa"): 0.106, ("op", "stablehlo"): 0.072, ("op", "torch"): 0.137, ("op", "tosa"): 0.0484,
-    ("op", "tosa-custom"): 0.0146, ("op", "tosa-ref"): 0.0188,
+    ("model", "eager"): 1.68, ("model", "linalg"): 7.43, ("model", "onnx-linalg"): 5.49,
+    ("model", "onnx-stablehlo"): 3.66, ("model", "onnx-tosa"): 2.57, ("model", "stablehlo"): 4.37,
+    ("model", "torch"): 3.84, ("model", "tosa"): 3.11, ("model", "tosa-custom"): 3.25, ("model", "tosa-ref"): 3.7,
+    ("op", "eager"): 0.00704, ("op", "linalg"): 0.19, ("op", "onnx-linalg"): 0.25, ("op", "onnx-stablehlo"): 0.193,
+    ("op", "onnx-tosa"): 0.11, ("op", "stablehlo"): 0.0743, ("op", "torch"): 0.144, ("op", "tosa"): 0.0509,
+    ("op", "tosa-custom"): 0.0138, ("op", "tosa-ref"): 0.0197,
 }  # fmt: skip
 FAMILY_FACTORS = {
-    "activations": 0.88, "basics": 0.83, "casts": 0.63, "comparison_logical": 0.85, "convolution": 1.02,
-    "creation": 0.91, "edge_shapes": 0.89, "elementwise_binary": 0.83, "elementwise_unary": 0.80,
-    "embedding_attention": 1.59, "indexing": 1.24, "inplace": 1.12, "layout": 1.01, "linear_algebra": 1.16,
-    "normalization": 1.58, "pooling": 1.38, "random_ops": 1.99, "reductions": 0.94, "selection": 0.91,
-    "shape_ops": 0.89, "softmax": 0.98, "sorting_scans": 0.91,
+    "activations": 0.89, "basics": 1.22, "casts": 0.63, "comparison_logical": 0.85, "convolution": 1.06,
+    "creation": 0.99, "edge_shapes": 0.95, "elementwise_binary": 0.84, "elementwise_unary": 0.82,
+    "embedding_attention": 1.85, "indexing": 1.33, "inplace": 1.15, "layout": 0.93, "linear_algebra": 1.08,
+    "normalization": 1.42, "pooling": 1.23, "random_ops": 1.79, "reductions": 0.89, "selection": 0.90,
+    "shape_ops": 0.91, "softmax": 0.97, "sorting_scans": 0.90,
 }  # fmt: skip
-KIND_SECONDS = {"op": 0.100, "model": 4.13}
-OVERHEAD = 1.39  # lane seconds per stage second in that run (process starts, eager, re-runs), when no report says
+KIND_SECONDS = {"op": 0.105, "model": 3.91}
+OVERHEAD = 1.10  # lane seconds per stage second in that run (process starts, eager, re-runs), when no report says
 CALIBRATE_AFTER = 0.1  # the share of the planned work done before tonight's pace corrects the plan
 PACE_BOUNDS = (0.5, 2.0)  # tonight's stage seconds per planned one, as far as it may move the plan
 OVERHEAD_BOUNDS = (1.0, 3.0)  # lane seconds per stage second
