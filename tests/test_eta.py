@@ -105,3 +105,26 @@ def test_the_progress_line_shows_the_planned_eta_from_the_start():
     left = stream.getvalue().splitlines()[-1].rsplit("ETA 0:", 1)[1]
     minutes, seconds = (int(part) for part in left.split(":"))
     assert 10 <= 60 * minutes + seconds <= 40  # the 20 s planned, at most halved or doubled by the pace: not the rate's
+
+
+def test_a_fresh_clones_tables_are_written_from_its_report(tmp_path):
+    """What MEASURED_SECONDS, FAMILY_FACTORS, KIND_SECONDS and OVERHEAD are made from: a fresh clone's report."""
+    from conformance.nightly.eta import fresh_clone_tables
+
+    store = ResultsFile(tmp_path)
+    for case, seconds in (("cast", 0.1), ("cast.i8", 0.1), ("randn", 0.4), ("randn.f16", 0.2)):
+        store.append(Result(case, "tosa", "pass", timings={"compile": seconds}))
+    store.append(Result("resnet", "tosa", "pass", timings={"export": 3.0, "compile": 5.0}))
+    # a pinned hang is planned at its budget, whatever it cost: left out of the means
+    store.append(Result("pad", "tosa", "fail", stage="contract", code="TIMEOUT", timings={"contract": 30.0}))
+    store.close()
+    cases = {"cast": "casts", "cast.i8": "casts", "randn": "random_ops", "randn.f16": "random_ops", "pad": "shape_ops"}
+    (tmp_path / "cases.json").write_text(json.dumps({
+        **{case: {"kind": "op", "family": family} for case, family in cases.items()}, "resnet": {"kind": "model", "family": "resnet"},
+    }))  # fmt: skip
+    (tmp_path / "run.json").write_text(json.dumps({"settings": {"workers": 2}, "wall_seconds": 23.0, "finished": "x"}))
+    tables = fresh_clone_tables(tmp_path)
+    assert tables["MEASURED_SECONDS"] == {("model", "tosa"): 8.0, ("op", "tosa"): 0.2}
+    assert tables["FAMILY_FACTORS"] == {"casts": 0.5, "random_ops": 1.5}  # 0.2 s against 0.4 planned; 0.6 against 0.4
+    assert tables["KIND_SECONDS"] == {"model": 8.0, "op": 0.2}
+    assert tables["OVERHEAD"] == pytest.approx(46.0 / 38.8, abs=0.01)  # 2 lanes x 23 s for 38.8 stage seconds, hang included

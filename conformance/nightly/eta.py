@@ -18,10 +18,10 @@ seconds against its plan, and the lane time they cost (Eta).
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from conformance.result import ENDED_BY, RAN_AWAY
 
@@ -32,7 +32,8 @@ Pair = tuple[str, str]  # (case id, backend name)
 # 20 min; its pinned hangs left out: they get budgets), times its family's factor: how that family's
 # pairs compared with the mean of their kind and backend in the same run (a random op compiles more
 # than a cast). A backend it did not run: the kind's mean over all of them. Batched compiles and
-# shared lowerings make an op pair cheap on average.
+# shared lowerings make an op pair cheap on average. Written by `python -m conformance.nightly.eta
+# reports/<a fresh clone's report>` (fresh_clone_tables): run it again when a change moves the times.
 MEASURED_SECONDS = {
     ("model", "eager"): 1.68, ("model", "linalg"): 7.43, ("model", "onnx-linalg"): 5.49,
     ("model", "onnx-stablehlo"): 3.66, ("model", "onnx-tosa"): 2.57, ("model", "stablehlo"): 4.37,
@@ -173,3 +174,40 @@ class Eta:
     def seconds_left(self, elapsed: float) -> float:
         work = sum(max(0.0, left) * self.pace(kind) for kind, left in self.left.items())
         return work * self.overhead_now(elapsed) / self.lanes
+
+
+def fresh_clone_tables(directory: Path, timeout: float = 300.0) -> dict[str, Any]:
+    """MEASURED_SECONDS, FAMILY_FACTORS, KIND_SECONDS and OVERHEAD from a report directory (a fresh clone's
+    `make report`): each pair's seconds as History reads them, a pinned hang's left out (it is planned at its
+    budget, not at what it cost)."""
+    from conformance.report_dir import CASES, latest, read_json, read_results
+
+    history = History.of_report(directory, timeout)
+    cases = read_json(Path(directory), CASES, {})
+    hangs = {r.key for r in latest(read_results(directory)) if r.code == "TIMEOUT"}
+    spent = {pair: seconds for pair, seconds in history.seconds.items() if pair not in hangs and pair[0] in cases}
+    by_backend: dict[tuple[str, str], list[float]] = defaultdict(list)
+    by_kind: dict[str, list[float]] = defaultdict(list)
+    for (case, backend), seconds in spent.items():
+        by_backend[cases[case]["kind"], backend].append(seconds)
+        by_kind[cases[case]["kind"]].append(seconds)
+    means = {key: sum(values) / len(values) for key, values in by_backend.items()}
+    measured: Counter[str] = Counter()
+    expected: Counter[str] = Counter()
+    for (case, backend), seconds in spent.items():
+        if cases[case]["kind"] == "op" and cases[case].get("family"):
+            measured[cases[case]["family"]] += seconds
+            expected[cases[case]["family"]] += means["op", backend]
+    return {
+        "MEASURED_SECONDS": {key: float(f"{mean:.3g}") for key, mean in sorted(means.items())},
+        "FAMILY_FACTORS": {family: round(measured[family] / expected[family], 2) for family in sorted(measured) if expected[family]},
+        "KIND_SECONDS": {kind: float(f"{sum(values) / len(values):.3g}") for kind, values in sorted(by_kind.items())},
+        "OVERHEAD": round(history.overhead, 2),
+    }
+
+
+if __name__ == "__main__":
+    import sys
+
+    for name, value in fresh_clone_tables(Path(sys.argv[1])).items():
+        print(f"{name} = {value!r}")
