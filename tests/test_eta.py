@@ -64,12 +64,15 @@ def test_tonights_pace_corrects_the_plan_by_kind_once_a_tenth_of_it_is_done_with
         eta.finished((model, "tosa"), 25.0)  # twice as fast as planned
     assert eta.pace("model") == 0.5 and eta.pace("op") == 1.0  # 5 of 100 planned op-seconds: not yet a tenth
     assert eta.seconds_left(35.0) == pytest.approx(47.5)  # 95 op-seconds at their plan, on 2 lanes: not halved
-    for i in range(5, 20):
+    for i in range(5, 15):
         eta.finished((f"op{i}", "tosa"), 2.0)
-    assert eta.pace("op") == PACE_BOUNDS[1]  # 50 s measured for 20 planned: 2.5, taken as at most twice
-    assert eta.seconds_left(50.0) == pytest.approx(80 * 2.0 * 1.0 / 2)  # tonight's lanes: 2 x 50 s for 100 stage-s
-    assert eta.seconds_left(1000.0) == pytest.approx(80 * 2.0 * OVERHEAD_BOUNDS[1] / 2)  # ... within bounds
-    assert CALIBRATE_AFTER == 0.1 and PACE_BOUNDS == (0.5, 2.0)
+    assert eta.pace("op") == pytest.approx(40.0 / 15.0)  # 40 s measured for 15 planned
+    assert eta.seconds_left(45.0) == pytest.approx(85 * 40.0 / 15.0 * 1.0 / 2)  # tonight's lanes: 2 x 45 s for 90 stage-s
+    for i in range(15, 20):
+        eta.finished((f"op{i}", "tosa"), 30.0)
+    assert eta.pace("op") == PACE_BOUNDS[1]  # 190 s for 20 planned: 9.5, taken as at most 4 times
+    assert eta.seconds_left(1e5) == pytest.approx(80 * PACE_BOUNDS[1] * OVERHEAD_BOUNDS[1] / 2)  # ... both within bounds
+    assert CALIBRATE_AFTER == 0.1
 
 
 def test_the_history_is_read_from_a_report_directory(tmp_path):
@@ -101,10 +104,10 @@ def test_the_progress_line_shows_the_planned_eta_from_the_start():
     progress = Progress(2, stream=stream, interactive=False, eta=eta)
     progress.announce("the report X")
     assert "planned 0:02:00 (durations from the report X)" in stream.getvalue()
-    progress.update(Result("a", "tosa", "pass"))
+    progress.update(Result("a", "tosa", "pass", timings={"compile": 100.0}))  # as planned
     left = stream.getvalue().splitlines()[-1].rsplit("ETA 0:", 1)[1]
     minutes, seconds = (int(part) for part in left.split(":"))
-    assert 10 <= 60 * minutes + seconds <= 40  # the 20 s planned, at most halved or doubled by the pace: not the rate's
+    assert 60 * minutes + seconds == 20  # the 20 s planned, at the pace measured: not the rate's (one pair a few ms)
 
 
 def test_a_fresh_clones_tables_are_written_from_its_report(tmp_path):

@@ -52,7 +52,8 @@ FAMILY_FACTORS = {
 KIND_SECONDS = {"op": 0.105, "model": 3.91}
 OVERHEAD = 1.10  # lane seconds per stage second in that run (process starts, eager, re-runs), when no report says
 CALIBRATE_AFTER = 0.1  # the share of the planned work done before tonight's pace corrects the plan
-PACE_BOUNDS = (0.5, 2.0)  # tonight's stage seconds per planned one, as far as it may move the plan
+PACE_BOUNDS = (0.25, 4.0)  # tonight's stage seconds per planned one, as far as it may move the plan (a suite
+# no report measured runs at 4-5x the registry's op mean: torch-mlir's tests on tosa)
 OVERHEAD_BOUNDS = (1.0, 3.0)  # lane seconds per stage second
 
 
