@@ -139,10 +139,10 @@ class Eta:
         self.planned = dict(planned)
         self.overhead = overhead
         self.lanes = max(1, lanes)
-        self.kind_of = {pair: kinds.get(pair[0], "op") for pair in self.planned}
+        self.kinds = kinds
         self.total: Counter[str] = Counter()  # planned seconds, by kind
         for pair, seconds in self.planned.items():
-            self.total[self.kind_of[pair]] += seconds
+            self.total[self.kind(pair)] += seconds
         self.left = Counter(self.total)  # ... of the pairs not finished
         self.done: Counter[str] = Counter()  # ... of the finished pairs that said what they spent
         self.spent: Counter[str] = Counter()  # what those spent tonight
@@ -151,11 +151,14 @@ class Eta:
         """`pair` is over; `spent`: its stage seconds tonight (None: nothing known of them)."""
         if pair not in self.planned:
             return
-        planned, kind = self.planned.pop(pair), self.kind_of.pop(pair)
+        planned, kind = self.planned.pop(pair), self.kind(pair)
         self.left[kind] -= planned
         if spent is not None:
             self.done[kind] += planned
             self.spent[kind] += spent
+
+    def kind(self, pair: Pair) -> str:
+        return self.kinds.get(pair[0], "op")
 
     def pace(self, kind: str) -> float:
         """Tonight's stage seconds per planned one, for the pairs of `kind`."""
