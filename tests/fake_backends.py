@@ -252,6 +252,33 @@ SHARED_HANG_A = SharedHang("shared-a")
 SHARED_HANG_B = SharedHang("shared-b")
 
 
+class SharedBatch(Backend):
+    """A first stage both `@shared` and `@batched` (as the ONNX contract): a batch holding `victim` fails by `how`."""
+
+    stages = ("prepare", "run")
+
+    def __init__(self, name: str, how: str | None, victim: str = "tanh"):
+        self.name, self.how, self.victim = name, how, victim
+
+    @shared("fake-prepare-batched")
+    @batched
+    def prepare(self, values, case_runs):
+        if os.environ.get("FAKE_BATCH_LOG"):  # lets a test see which backend ran which cases together
+            with open(os.environ["FAKE_BATCH_LOG"], "a") as log:
+                log.write(json.dumps([self.name, [r.case.id for r in case_runs]]) + "\n")
+        if self.how and any(r.case.id == self.victim for r in case_runs):
+            die(self.how)
+        return [None] * len(case_runs)
+
+    def run(self, _, inputs, case_run):
+        return case_run.module(*inputs)
+
+
+SHARED_BATCH_A, SHARED_BATCH_B = SharedBatch("shared-batch-a", None), SharedBatch("shared-batch-b", None)
+SHARED_BATCH_RAISE_A, SHARED_BATCH_RAISE_B = SharedBatch("raise-a", "raise"), SharedBatch("raise-b", "raise")
+SHARED_BATCH_SEGFAULT_A, SHARED_BATCH_SEGFAULT_B = SharedBatch("segfault-a", "segfault"), SharedBatch("segfault-b", "segfault")
+
+
 class Hog(Backend):
     """Eager, except that on `tanh` its compile stage holds ever more memory."""
 

@@ -81,6 +81,9 @@ def test_pytest_plans_a_pinned_hang_from_the_xfail_set_as_a_nightly_does(tmp_pat
     finally:
         runner.close()
     assert settings.budgets == {key("tanh", "hang"): PINNED_HANG}
+    # It runs in a job of its own: in a batch, the batch would wait for its largest budget.
+    assert runner.job_of[("tanh", "hang")] == [("tanh", "hang")] and runner.job_of[("double", "hang")] == [("double", "hang")]
+    assert run.run_alone([]) == {"tanh"}
 
 
 def test_a_known_runaway_gets_a_memory_budget_below_the_kill_limit_and_no_other_pair_does():

@@ -4,6 +4,8 @@ These run real child processes: the fake backends really segfault, abort,
 exit and hang in a named stage.
 """
 
+import json
+
 import pytest
 
 from conformance.execution.engine import Engine
@@ -111,6 +113,42 @@ def test_a_hang_in_a_shared_stage_costs_one_timeout_for_every_backend_sharing_it
         hung = results[("tanh", backend)]
         assert (hung.code, hung.stage) == ("TIMEOUT", "prepare"), hung
         assert results[("double", backend)].passed
+
+
+@pytest.mark.parametrize("how", [None, "raise", "segfault"])
+def test_a_batched_shared_stage_runs_once_per_case_and_every_sharer_gets_its_verdict(tmp_path, monkeypatch, how):
+    """The ONNX contract's shape: a stage both batched and shared. It runs once for a batch of cases, the
+    backends sharing it take its outcome; a member that raises or crashes the process fails on every sharer,
+    and the others pass on every sharer (a crash's retries carry the sharers along)."""
+    log = tmp_path / "batches.log"
+    monkeypatch.setenv("FAKE_BATCH_LOG", str(log))
+    prefix = {None: "SHARED_BATCH", "raise": "SHARED_BATCH_RAISE", "segfault": "SHARED_BATCH_SEGFAULT"}[how]
+    names = {None: ("shared-batch-a", "shared-batch-b"), "raise": ("raise-a", "raise-b"), "segfault": ("segfault-a", "segfault-b")}[how]
+    settings = Settings(
+        backends=[fake(f"{prefix}_A"), fake(f"{prefix}_B")],
+        case_paths=[str(FIXTURES / "cases")],
+        default_cases=False,
+        batch_size=4,
+        case_timeout=60,
+    )
+    engine = Engine(settings)
+    try:
+        results = {r.key: r for r in engine.run([(c, b) for c in CASES for b in names])}
+    finally:
+        engine.close()
+    assert len(results) == 2 * len(CASES), sorted(results)
+    for backend in names:
+        for case in CASES:
+            result = results[(case, backend)]
+            if how and case == "tanh":
+                assert (result.stage, result.code) == ("prepare", "CRASH" if how == "segfault" else "UNKNOWN"), result
+            else:
+                assert result.passed, result
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert {backend for backend, _ in calls} == {names[0]}, calls  # the second backend only took the outcomes
+    assert calls[0][1] == CASES  # the first call held the whole batch
+    if how is None:
+        assert len(calls) == 1
 
 
 def test_a_runaway_process_is_killed_by_the_memory_watchdog():

@@ -300,7 +300,7 @@ def run(args) -> int:
     to_run = [pair for pair in pairs if pair not in stored]
     run.check_xfails()
     eta, measured_by = plan_time(run, to_run, cases, pick_baseline(args, directory), args.workers)
-    jobs = plan(to_run, run.settings.batch_size, run.compiled_alone(cases))  # after the budgets: known runaways go alone
+    jobs = plan(to_run, run.settings.batch_size, run.run_alone(cases))  # after the budgets: pinned hangs and known runaways go alone
     answered = f", {len(stored)} answered from the verdict store" if stored else ""
     print(f"conformance nightly: {len(to_run)} (case, backend) pairs to run ({len(done)} already done{answered}) "
           f"on {executor.describe()} -> {directory}", file=sys.stderr)

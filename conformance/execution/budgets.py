@@ -18,14 +18,15 @@ its verdict (a pinned hang that now passes is an XPASS, as without
 budgets). It is a silence limit like --case-timeout: each stage announced
 starts it again. A stage several pairs share (a batch, a shared export)
 waits for the largest budget among them, or --case-timeout when one of them
-has none. Budgets come from the run's front end (Run.plan_budgets): a
+has none; so a pinned hang's case runs in a job of its own (Run.run_alone),
+where its batched stages hold it alone. Budgets come from the run's front end (Run.plan_budgets): a
 nightly plans them from the xfail sets and the last report's timings,
 pytest from the xfail sets alone.
 
 Memory has budgets of the same kind. A pair known to run away (its xfail
 entry pins the memory watchdog's CRASH, or the last report's run of it
 ended so) is killed once it passes RUNAWAY_MB instead of --memory-limit
-(8 GB), and its case is compiled alone (Run.compiled_alone: in a batch
+(8 GB), and its case runs alone too (Run.run_alone: in a batch
 its death is split and retried down to it, a climb each time). Climbing
 to 8 GB takes a runaway tens of seconds, again for its re-run, and slows
 the other lane while it takes the machine's memory; the 3 GB a child may

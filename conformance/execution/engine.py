@@ -238,14 +238,19 @@ class Engine:
         sharers = [(c, b) for c in announced.cases for b in announced.also if (c, b) in remaining]
         rest = [p for p in remaining if p not in blamed and p not in sharers]
         retry: list[Job] = []
+        def with_sharers(part: list[Pair]) -> list[Pair]:  # a retried case takes its sharers along
+            cases = {case for case, _ in part}
+            return part + [pair for pair in sharers if pair[0] in cases]
+
         if len(blamed) == 1:
             for pair in blamed + sharers:
                 yield self._broken(*pair, stage, reply, output)
         elif isinstance(reply, Silent):
-            retry += [dataclasses.replace(job, pairs=[p], max_batch=1, attempts=0) for p in blamed]
+            retry += [dataclasses.replace(job, pairs=with_sharers([p]), max_batch=1, attempts=0) for p in blamed]
         elif blamed:
             half = math.ceil(len(blamed) / 2)
-            retry += [dataclasses.replace(job, pairs=part, max_batch=half, attempts=0) for part in (blamed[:half], blamed[half:])]
+            parts = (blamed[:half], blamed[half:])
+            retry += [dataclasses.replace(job, pairs=with_sharers(part), max_batch=half, attempts=0) for part in parts]
         if rest:
             retry.append(dataclasses.replace(job, pairs=rest, attempts=0))
         queue.extendleft(reversed(retry))

@@ -3,10 +3,10 @@
 The pairs go through the stages together: plain stages one pair at a time,
 `@batched` stages in chunks of at most --max-batch (a chunk that fails is
 split until the guilty pairs stand alone, so each gets its own verdict),
-`@shared` stages computed once per case and reused by the job's next backend
-that shares the chain of stages up to them. A backend with a `cache_stage`
-meets the compile cache before its first stage and at that stage
-(compile_cache_use.py). The `run` stage is run-and-compare's (run_compare.py).
+`@shared` stages (batched or not) computed once per case and reused by the
+job's next backend that shares the chain of stages up to them. A backend
+with a `cache_stage` meets the compile cache before its first stage and at
+that stage (compile_cache_use.py). The `run` stage is run-and-compare's (run_compare.py).
 """
 
 from __future__ import annotations
@@ -70,33 +70,51 @@ class StageWalk:
         if stage == "run":
             for it in live:
                 self.run_and_compare(backend, it)
-        elif backend.is_batched(stage):
+            return
+        chain = backend.share_chain(index)
+        fresh = [it for it in live if not self._reuse(backend, stage, it, chain)]
+        if backend.is_batched(stage):
             size = max(1, self.max_batch)
-            for start in range(0, len(live), size):
-                self._batched_stage(backend, stage, live[start : start + size])
+            for start in range(0, len(fresh), size):
+                self._batched_stage(backend, stage, fresh[start : start + size], chain)
         else:
-            chain = backend.share_chain(index)
-            for it in live:
-                self._single_stage(backend, stage, it, chain)
+            for it in fresh:
+                self._settle(backend, stage, it, self._run_single(backend, stage, it, chain))
 
-    # -- one pair at a time, shared across backends where the chain allows ---------
+    # -- shared across backends where the chain allows ------------------------------
 
-    def _single_stage(self, backend: Backend, stage: str, it: Item, chain: tuple | None) -> None:
-        key = (it.case_id, chain) if chain else None
-        if key in self.shared:
-            outcome, extras = self.shared[key]
-            it.timings[stage] = 0.0
-            it.run.extras.update(extras)  # what the stage said about the case holds for every sharer
-        else:
-            outcome = self._run_single(backend, stage, it, chain, key)
-        if isinstance(outcome, Classification):
-            self.emitter.fail(backend, it, stage, outcome)
-        else:
-            it.value = outcome
+    def _reuse(self, backend: Backend, stage: str, it: Item, chain: tuple | None) -> bool:
+        """Give `it` the outcome a backend sharing this stage already had for its case; False if there is none."""
+        if chain is None or (it.case_id, chain) not in self.shared:
+            return False
+        outcome, extras = self.shared[it.case_id, chain]
+        it.timings[stage] = 0.0
+        it.run.extras.update(extras)  # what the stage said about the case holds for every sharer
+        self._settle(backend, stage, it, outcome)
+        return True
 
-    def _run_single(self, backend: Backend, stage: str, it: Item, chain: tuple | None, key: tuple | None) -> Any:
+    def _keep(self, it: Item, chain: tuple | None, outcome: Any, extras_before: dict) -> None:
+        """Keep a shared stage's outcome (its value, or the Classification of its error) for the case's sharers."""
+        if chain:
+            added = {k: v for k, v in it.run.extras.items() if extras_before.get(k) is not v}
+            self.shared[it.case_id, chain] = (outcome, added)
+
+    def _sharers(self, backend: Backend, stage: str, case_ids: list[str], chain: tuple | None) -> list[str]:
+        """The job's other backends that share this stage of these cases (a crash or hang here is theirs too)."""
+        if chain is None:
+            return []
+        index = backend.stages.index(stage)
+        return [
+            other.name
+            for other in dict.fromkeys(b for case_id in case_ids for b in self.backends_of.get(case_id, []))
+            if other is not backend and other.stages[: index + 1] == backend.stages[: index + 1] and other.share_chain(index) == chain
+        ]
+
+    # -- one pair at a time ---------------------------------------------------------
+
+    def _run_single(self, backend: Backend, stage: str, it: Item, chain: tuple | None) -> Any:
         """The stage's outcome for one pair (its value, or the Classification of its error), kept for sharers."""
-        self.emitter.announce(stage, backend.name, [it.case_id], also=self._sharers(backend, stage, it.case_id, chain))
+        self.emitter.announce(stage, backend.name, [it.case_id], also=self._sharers(backend, stage, [it.case_id], chain))
         mark = self.capture.mark()
         before = dict(it.run.extras)
         start = time.perf_counter()
@@ -105,27 +123,23 @@ class StageWalk:
         except Exception as e:
             outcome = classify_error(stage, e, self.capture.since(mark))
         it.timings[stage] = time.perf_counter() - start
-        if key:
-            added = {k: v for k, v in it.run.extras.items() if before.get(k) is not v}
-            self.shared[key] = (outcome, added)
+        self._keep(it, chain, outcome, before)
         return outcome
 
-    def _sharers(self, backend: Backend, stage: str, case_id: str, chain: tuple | None) -> list[str]:
-        """The job's other backends that share this stage of this case (a crash or hang here is theirs too)."""
-        if chain is None:
-            return []
-        index = backend.stages.index(stage)
-        return [
-            other.name
-            for other in self.backends_of.get(case_id, [])
-            if other is not backend and other.stages[: index + 1] == backend.stages[: index + 1] and other.share_chain(index) == chain
-        ]
+    def _settle(self, backend: Backend, stage: str, it: Item, outcome: Any) -> None:
+        """The pair goes on with the stage's value, or fails with its Classification."""
+        if isinstance(outcome, Classification):
+            self.emitter.fail(backend, it, stage, outcome)
+        else:
+            it.value = outcome
 
     # -- in batches ----------------------------------------------------------------
 
-    def _batched_stage(self, backend: Backend, stage: str, chunk: list[Item]) -> None:
-        self.emitter.announce(stage, backend.name, [it.case_id for it in chunk])
+    def _batched_stage(self, backend: Backend, stage: str, chunk: list[Item], chain: tuple | None) -> None:
+        cases = [it.case_id for it in chunk]
+        self.emitter.announce(stage, backend.name, cases, also=self._sharers(backend, stage, cases, chain))
         mark = self.capture.mark()
+        before = [dict(it.run.extras) for it in chunk]
         start = time.perf_counter()
         try:
             values = backend.stage_method(stage)([it.value for it in chunk], [it.run for it in chunk])
@@ -135,16 +149,19 @@ class StageWalk:
             error = e
         else:
             share = (time.perf_counter() - start) / len(chunk)
-            for it, value in zip(chunk, values):
+            for it, value, extras_before in zip(chunk, values, before):
                 it.timings[stage] = it.timings.get(stage, 0.0) + share
                 it.value = value
+                self._keep(it, chain, value, extras_before)
             return
         spent = (time.perf_counter() - start) / len(chunk)
         for it in chunk:  # a failed attempt is compile time too
             it.timings[stage] = it.timings.get(stage, 0.0) + spent
         if len(chunk) == 1:
             cause = error.cause if isinstance(error, BatchFailure) else error
-            self.emitter.fail(backend, chunk[0], stage, classify_error(stage, cause, self.capture.since(mark)))
+            failure = classify_error(stage, cause, self.capture.since(mark))
+            self._keep(chunk[0], chain, failure, before[0])
+            self.emitter.fail(backend, chunk[0], stage, failure)
             return
         groups = _regroup(chunk, error)
         # Said in the output: a batching problem must never hide as slowness.
@@ -154,7 +171,7 @@ class StageWalk:
         # and so every member's diagnostics into the details of one case.
         del error
         for group in groups:
-            self._batched_stage(backend, stage, group)
+            self._batched_stage(backend, stage, group, chain)
 
 
 def _regroup(chunk: list[Item], error: Exception) -> list[list[Item]]:

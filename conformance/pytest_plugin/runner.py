@@ -32,7 +32,7 @@ class ItemRunner:
         """Cut the session's items (in run order) into jobs, as xdist's scheduler groups them."""
         pairs = [(item.case.id, item.backend.name) for item in items]
         self.run.plan_budgets(pairs)  # a pair pinned TIMEOUT is confirmed in seconds, as in a nightly
-        heavy = self.run.compiled_alone(self.cases.values())
+        heavy = self.run.run_alone(self.cases.values())
         batch_size = self.run.settings.batch_size
         groups: dict[int, list[Pair]] = {}
         for pair, group in zip(pairs, group_indices([p[0] for p in pairs], batch_size)):

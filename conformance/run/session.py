@@ -63,6 +63,7 @@ class Run:
     gates_dir: str | None = None  # --gates: where the gates files are; None: no gates
     _sets: dict[str, XfailSet] = field(default_factory=dict, repr=False)
     _gates: dict[str, GateSet] = field(default_factory=dict, repr=False)
+    _hangs: set[str] = field(default_factory=set, repr=False)  # cases with a pair pinned TIMEOUT (plan_budgets)
 
     @classmethod
     def from_options(cls, namespace, specs: list[str]) -> Run:
@@ -106,6 +107,7 @@ class Run:
 
         entries = {pair: entry for pair in pairs if (entry := self.xfail_entry(pair[1], pair[0])) is not None}
         pinned = {pair: entry.code for pair, entry in entries.items()}
+        self._hangs = {case for (case, _), code in pinned.items() if code == "TIMEOUT"}
         runaways = {pair for pair, entry in entries.items() if budgets.pinned_runaway(entry.code, entry.explanation)}
         settings = self.settings
         settings.budgets = budgets.plan(pairs, pinned, history or {}, settings.case_timeout)
@@ -143,14 +145,15 @@ class Run:
         None without --gates or for a pair not gated. It never changes the verdict."""
         return None if self.gates_dir is None else gate_judge.attach(result, self._gate_set(result.backend))
 
-    def compiled_alone(self, cases) -> set[str]:
-        """The cases compiled in a module of their own: models (batching saves them nothing), a known runaway
-        (a memory budget, planned first by plan_budgets: in a batch its death would be split and retried down to
-        it, each try climbing to its budget again), and under --gates the gated cases too, whose module size and
-        compile time are then their own."""
+    def run_alone(self, cases) -> set[str]:
+        """The cases given a job of their own, and so compiled (and put through every batched stage) alone:
+        models (batching saves them nothing); a pinned hang or a known runaway (budgets planned first by
+        plan_budgets: in a batch, a hang waits for its batch's largest budget and a runaway's death is split
+        and retried down to it, a climb to its budget each time); and under --gates the gated cases too,
+        whose module size and compile time are then their own."""
         from conformance.execution.budgets import cases_of
 
-        alone = {c.id for c in cases if c.kind == "model"} | cases_of(self.settings.memory_budgets)
+        alone = {c.id for c in cases if c.kind == "model"} | cases_of(self.settings.memory_budgets) | self._hangs
         if self.gates_dir is not None:
             timed = set(self.settings.timed_cases)
             alone |= {c.id for c in cases if chosen_by_default(c.kind, c.all_tags) or c.id in timed}

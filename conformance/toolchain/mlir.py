@@ -82,6 +82,60 @@ def run_pipeline(operation, pipeline: str) -> list[str]:
     return notes
 
 
+def run_pipeline_together(operations: list, pipeline: str) -> list:
+    """Each of `operations` after `pipeline`, as copies, from one run of it over all of them together.
+
+    A pipeline run has a fixed cost apart from the IR it rewrites: torch-mlir's
+    shape refinement parses its whole shape library on each run (twice in the
+    ONNX contract: 75 of the 80 ms one op's contract takes). A module holding
+    the functions of several cases pays it once. Only single-function modules
+    without resources are merged (each function renamed while they share the
+    module, its name given back after): a pipeline's passes rewrite one
+    function as they would alone, so each copy prints as its own run would.
+    Any other module runs alone. Raises PipelineError when the joint run (or a
+    lone one) fails: which member is to blame is the caller's to find out.
+    """
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_dialect
+
+    if len(operations) == 1:
+        alone = operations[0].clone()
+        run_pipeline(alone, pipeline)
+        return [alone]
+    context = ir.Context()
+    torch_dialect.register_dialect(context)
+    with context, ir.Location.unknown():
+        texts = [op.get_asm(enable_debug_info=True) for op in operations]
+        modules = [ir.Module.parse(text).operation for text in texts]
+        joint = ir.Module.create()
+        names = {}  # index -> the function's own name
+        for index, module in enumerate(modules):
+            if _mergeable(module, texts[index]):
+                function = module.regions[0].blocks[0].operations[0].operation.clone(ip=ir.InsertionPoint(joint.body))
+                names[index] = function.attributes["sym_name"]
+                function.attributes["sym_name"] = ir.StringAttr.get(f"together_{index}")
+        if names:
+            run_pipeline(joint.operation, pipeline)
+            functions = {str(op.operation.attributes["sym_name"]).strip('"'): op.operation for op in joint.body.operations}
+            if len(functions) != len(names) or len(functions) != len(joint.body.operations):
+                names = {}  # the pipeline left something else at the top: each runs alone, as it would have
+        for index, module in enumerate(modules):
+            if index in names:
+                module = ir.Module.create(loc=module.location).operation
+                function = functions[f"together_{index}"].clone(ip=ir.InsertionPoint(module.regions[0].blocks[0]))
+                function.attributes["sym_name"] = names[index]
+                modules[index] = module
+            else:
+                run_pipeline(module, pipeline)
+    return modules
+
+
+def _mergeable(module, text: str) -> bool:
+    """A module of one function and nothing else: no module attributes, no resources (whose names could clash)."""
+    body = module.regions[0].blocks[0].operations
+    return len(body) == 1 and body[0].operation.name == "func.func" and len(module.attributes) == 0 and "{-#" not in text
+
+
 def error_text(diagnostic) -> str:
     """An error diagnostic and its notes, spelled as the bindings' MLIRError spells them."""
     lines = [f"error: {bare(diagnostic.location)}: {diagnostic.message}"]

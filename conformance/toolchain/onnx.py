@@ -11,7 +11,8 @@
                 node fails the pass
     contract    torch-onnx-to-torch-backend-pipeline, keeping the lowering's
                 backend-legal ops whole as the torch frontend's contract does,
-                then the type check against the reference (as it does too)
+                then the type check against the reference (as it does too);
+                `@batched`: one pipeline run for the batch's cases together
     lower       the torch frontend's: torch -> the backend's dialect (its
                 lowering's `pipeline`)
 
@@ -35,12 +36,12 @@ from typing import Any
 
 import torch
 
-from conformance.backends.protocol import CaseRun, shared
+from conformance.backends.protocol import BatchFailure, CaseRun, batched, shared
 from conformance.cases.spec import Case, CaseUnavailable
 from conformance.onnx_graph import kinds_and_elements, nodes, type_text
 from conformance.toolchain import decompose
 from conformance.toolchain.iree import IreeBackend
-from conformance.toolchain.mlir import opt_command, run_pipeline, walk, write_ir
+from conformance.toolchain.mlir import opt_command, run_pipeline, run_pipeline_together, walk, write_ir
 from conformance.toolchain.torch_mlir import TorchMlirBackend, check_result_types, contract_key, legal_ops_option
 
 IMPORT_TOOL = "torch-mlir-import-onnx"
@@ -113,16 +114,26 @@ class OnnxFrontend(TorchMlirBackend):
         return converted
 
     @shared(contract_key("onnx.contract"))
-    def contract(self, converted, case_run: CaseRun):
+    @batched
+    def contract(self, converted: list, case_runs: list[CaseRun]) -> list:
+        # One pipeline run for the batch: torch-mlir's shape refinement parses its library on each run.
         options = " ".join(legal_ops_option(self.backend_legal_ops))
         pipeline = f"builtin.module({CONTRACT}{{{options}}})" if options else f"builtin.module({CONTRACT})"
-        case_run.reproduce(
-            "contract", {"input.mlir": lambda path: write_ir(converted, path)}, opt_command(pipeline, "input.mlir")
-        )
-        contract = converted.clone()
-        run_pipeline(contract, pipeline)
-        check_result_types(contract, case_run, as_exported=complex_as_real)
-        return contract
+        for module, case_run in zip(converted, case_runs):
+            case_run.reproduce(
+                "contract", {"input.mlir": lambda path, module=module: write_ir(module, path)}, opt_command(pipeline, "input.mlir")
+            )
+        contracts = run_pipeline_together(converted, pipeline)
+        guilty, first = [], None
+        for index, (contract, case_run) in enumerate(zip(contracts, case_runs)):
+            try:
+                check_result_types(contract, case_run, as_exported=complex_as_real)
+            except Exception as e:
+                guilty.append(index)
+                first = first or e
+        if guilty:
+            raise BatchFailure(guilty, first)
+        return contracts
 
 
 class OnnxIreeBackend(OnnxFrontend, IreeBackend):
