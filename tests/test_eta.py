@@ -75,6 +75,20 @@ def test_tonights_pace_corrects_the_plan_by_kind_once_a_tenth_of_it_is_done_with
     assert CALIBRATE_AFTER == 0.1
 
 
+def test_a_pair_killed_without_timings_says_nothing_of_tonights_pace():
+    """A pinned hang killed for flooding its log, a crash: no stage finished, so no timings. Counted as 0 s
+    against its plan (30 s for a pinned hang), such pairs made the op pace 0.6 two minutes into a run whose
+    ops then went at their plan, and its ETA 22 % short at 5 minutes."""
+    pairs = {("softmax.0d", "tosa"): 30.0, **{(f"op{i}", "tosa"): 1.0 for i in range(100)}}
+    eta = Eta(pairs, overhead=1.0, lanes=1, kinds=KINDS)
+    progress = Progress(len(pairs), stream=io.StringIO(), interactive=False, eta=eta)
+    progress.update(Result("softmax.0d", "tosa", "fail", stage="contract", code="TIMEOUT", extras={"ended_by": "flood"}))
+    for i in range(10):
+        progress.update(Result(f"op{i}", "tosa", "pass", timings={"compile": 1.0}))  # as planned
+    assert eta.pace("op") == 1.0
+    assert eta.seconds_left(10.0) == pytest.approx(90.0)
+
+
 def test_the_history_is_read_from_a_report_directory(tmp_path):
     store = ResultsFile(tmp_path)
     store.append(Result("tanh", "tosa", "pass", timings={"export": 0.5, "compile": 1.5}))

@@ -41,7 +41,8 @@ class Progress:
         self.done += 1
         self.outcomes[outcome(result)] += 1
         if self.eta:
-            self.eta.finished(result.key, sum(result.timings.values()))
+            # A pair killed with its stage (a flood, a crash) has no timings: it says nothing of tonight's pace.
+            self.eta.finished(result.key, sum(result.timings.values()) if result.timings else None)
         now = time.monotonic()
         if self.interactive:
             self.stream.write("\r" + self.line(now) + "\x1b[K")
