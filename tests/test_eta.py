@@ -77,7 +77,7 @@ def test_tonights_pace_corrects_the_plan_by_kind_once_a_tenth_of_it_is_done_with
 
 def test_a_pair_killed_without_timings_says_nothing_of_tonights_pace():
     """A pinned hang killed for flooding its log, a crash: no stage finished, so no timings. Counted as 0 s
-    against its plan (30 s for a pinned hang), such pairs made the op pace 0.6 two minutes into a run whose
+    against its plan (a pinned hang's budget), such pairs made the op pace 0.6 two minutes into a run whose
     ops then went at their plan, and its ETA 22 % short at 5 minutes."""
     pairs = {("softmax.0d", "tosa"): 30.0, **{(f"op{i}", "tosa"): 1.0 for i in range(100)}}
     eta = Eta(pairs, overhead=1.0, lanes=1, kinds=KINDS)

@@ -41,7 +41,7 @@ from typing import Iterable, Mapping
 
 from conformance.result import RUNAWAY
 
-PINNED_HANG = 30.0  # seconds a pinned TIMEOUT waits before it is confirmed
+PINNED_HANG = 10.0  # seconds a pinned TIMEOUT waits before it is confirmed (an op's stage takes well under one)
 FAST = 1.0  # a pair whose every stage took at most this long last time is fast
 FAST_FLOOR = 60.0  # the least a fast pair waits for a silent stage
 FACTOR = 20.0  # ... or this many times the slowest stage its last run finished
