@@ -238,6 +238,7 @@ class Engine:
         sharers = [(c, b) for c in announced.cases for b in announced.also if (c, b) in remaining]
         rest = [p for p in remaining if p not in blamed and p not in sharers]
         retry: list[Job] = []
+
         def with_sharers(part: list[Pair]) -> list[Pair]:  # a retried case takes its sharers along
             cases = {case for case, _ in part}
             return part + [pair for pair in sharers if pair[0] in cases]
