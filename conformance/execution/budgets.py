@@ -19,9 +19,9 @@ budgets). It is a silence limit like --case-timeout: each stage announced
 starts it again. A stage several pairs share (a batch, a shared export)
 waits for the largest budget among them, or --case-timeout when one of them
 has none; so a pinned hang's case runs in a job of its own (Run.run_alone),
-where its batched stages hold it alone. Budgets come from the run's front end (Run.plan_budgets): a
-nightly plans them from the xfail sets and the last report's timings,
-pytest from the xfail sets alone.
+where its batched stages hold it alone. Budgets come from the run's front
+end (Run.plan_budgets): a nightly plans them from the xfail sets and the
+last report's timings, pytest from the xfail sets alone.
 
 Memory has budgets of the same kind. A pair known to run away (its xfail
 entry pins the memory watchdog's CRASH, or the last report's run of it

@@ -6,7 +6,8 @@ split until the guilty pairs stand alone, so each gets its own verdict),
 `@shared` stages (batched or not) computed once per case and reused by the
 job's next backend that shares the chain of stages up to them. A backend
 with a `cache_stage` meets the compile cache before its first stage and at
-that stage (compile_cache_use.py). The `run` stage is run-and-compare's (run_compare.py).
+that stage (compile_cache_use.py). The `run` stage is run-and-compare's
+(run_compare.py).
 """
 
 from __future__ import annotations
