@@ -149,3 +149,46 @@ def test_onnx_exports_with_the_set_up_remembered_are_the_exporters_own_and_its_t
         _decomp.create_onnx_friendly_decomposition_table = build
     assert len(built) == 1
     assert [exporters_own(p) for p in programs] == plain  # torch's own code, as it was, afterwards
+
+
+@contextlib.contextmanager
+def counting_torchs_split():
+    calls = []
+    original = exported_program._split_decomp_table_to_cia_and_python_decomp
+
+    def counted(table):
+        calls.append(len(table))
+        return original(table)
+
+    exported_program._split_decomp_table_to_cia_and_python_decomp = counted
+    try:
+        yield calls
+    finally:
+        exported_program._split_decomp_table_to_cia_and_python_decomp = original
+
+
+def test_a_tables_split_is_torchs_own_and_torch_splits_each_table_once():
+    from torch.onnx._internal.exporter import _decomp
+
+    from conformance.toolchain import onnx
+
+    registry = onnx._exporter_registry()
+    onnx_table = _decomp.create_onnx_friendly_decomposition_table(set(_decomp.get_onnx_implemented_overloads(registry)))
+    tables = [get_decomposition_table(), onnx_table]
+    expected = []
+    for table in tables:
+        cia, rest = exported_program._split_decomp_table_to_cia_and_python_decomp(dict(table))
+        expected.append((list(cia.items()), list(rest.items())))
+    with counting_torchs_split() as calls, dec.split_remembered():
+        for _ in range(3):
+            for table, (cia, rest) in zip(tables, expected):
+                given = dict(table)
+                got_cia, got_rest = exported_program._split_decomp_table_to_cia_and_python_decomp(given)
+                assert got_rest is given  # torch deletes the CIA ops from the table it is given, as the replay does
+                assert list(got_cia.items()) == cia and list(got_rest.items()) == rest
+        assert calls == [len(t) for t in tables]  # torch's own split ran once per table
+        smaller = dict(tables[0])
+        smaller.pop(next(iter(smaller)))
+        exported_program._split_decomp_table_to_cia_and_python_decomp(smaller)
+        assert len(calls) == 3  # another table: torch's own split again
+    assert exported_program._split_decomp_table_to_cia_and_python_decomp.__name__ == "_split_decomp_table_to_cia_and_python_decomp"

@@ -2,16 +2,20 @@
 
 A child process decomposes hundreds of small programs with the same table.
 For each, torch first (1) asks which CompositeImplicitAutograd (CIA) ops it
-may keep, looking up every registration of ~27 op namespaces, and then (2)
+may keep, looking up every registration of ~27 op namespaces, (2) splits the
+table into those CIA ops and the rest, asking of each of its ops whether it
+is a CIA op it may keep (~770 questions for torch.onnx's table), and then (3)
 patches ~500 CIA ops' Python kernels (some 5,700 py_impl registrations) for the call
 (`_override_composite_implicit_decomp`: py_impl for the autograd, CIA and
 backend keys, a fake-tensor rule) and takes it all down again. For a
 two-op program that is ~80 % of the call's time (0.195 of 0.246 s,
-measured on a busy 2-core machine), though the answer and the patch are the
-same every time.
+measured on a busy 2-core machine), though the answers and the patch are
+the same every time.
 
-So both are remembered, and used only while the state they were taken from
-holds: the census per set of registrations; the patch per (table, every
+So all three are remembered, and used only while the state they were taken
+from holds: the census per set of registrations; the split per set of
+registrations and table (the same ops, in the same order, with the same
+functions); the patch per (table, every
 patched op's kernels and fake rule before the patch) — a replay puts back
 exactly the kernels and rules torch's own patch set, and takes them down as
 torch does. Anything else (a new table, an op registered since, another
@@ -56,7 +60,7 @@ def _origin(function) -> str:
 def set_up_remembered():
     """Every run_decompositions in the block, ours or one torch calls itself (torch.onnx's exporter), cheaper."""
     settle()
-    with preservable_ops_remembered(), override_remembered():
+    with preservable_ops_remembered(), split_remembered(), override_remembered():
         yield
 
 
@@ -117,6 +121,58 @@ def registrations_key() -> tuple:
     """What torch's census of CIA ops depends on: the CIA registrations and the op namespaces."""
     registrations = torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd")
     return len(registrations), hash(tuple(registrations)), tuple(torch.ops._dir)
+
+
+@contextlib.contextmanager
+def split_remembered():
+    """torch's split of a table into the CIA ops its patch takes and the rest
+    (`_split_decomp_table_to_cia_and_python_decomp`), replayed for a table it has split before.
+
+    torch's split deletes the CIA ops from the table it is given and returns
+    it; a replay deletes the same ones. It is 11 of the 76 ms torch.onnx's
+    exporter takes for one op.
+    """
+    from torch.export import exported_program
+
+    split = getattr(exported_program, "_split_decomp_table_to_cia_and_python_decomp", None)
+    if split is None:
+        yield
+        return
+
+    def remembered(table):
+        key = registrations_key()
+        for last in _SPLITS:
+            if last.key == key and _same_items(last.before, table):
+                for op in last.removed:
+                    del table[op]
+                return dict(last.cia), table
+        before = list(table.items())
+        cia, rest = split(table)
+        _SPLITS.insert(0, _Split(key, before, [op for op, _ in before if op not in rest], list(cia.items())))
+        del _SPLITS[_SPLITS_KEPT:]  # torch-mlir's table, torch.onnx's, and a spare
+        return cia, rest
+
+    exported_program._split_decomp_table_to_cia_and_python_decomp = remembered
+    try:
+        yield
+    finally:
+        exported_program._split_decomp_table_to_cia_and_python_decomp = split
+
+
+@dataclass
+class _Split:
+    key: tuple  # registrations_key() when torch split the table
+    before: list  # the table's (op, function) items, in order, as torch was given them
+    removed: list  # the ops torch's split deleted from it
+    cia: list  # the (op, callable) items of the CIA dict it returned, in order
+
+
+_SPLITS: list[_Split] = []  # the latest first
+_SPLITS_KEPT = 3
+
+
+def _same_items(items: list, table: dict) -> bool:
+    return len(items) == len(table) and all(op is key and table[key] is fn for (op, fn), key in zip(items, table))
 
 
 @contextlib.contextmanager
