@@ -279,6 +279,43 @@ SHARED_BATCH_RAISE_A, SHARED_BATCH_RAISE_B = SharedBatch("raise-a", "raise"), Sh
 SHARED_BATCH_SEGFAULT_A, SHARED_BATCH_SEGFAULT_B = SharedBatch("segfault-a", "segfault"), SharedBatch("segfault-b", "segfault")
 
 
+class Maker(Backend):
+    """A first stage another chain builds on (as torch.export for the ONNX exporter); it fails on `tanh`."""
+
+    name = "maker"
+    stages = ("make", "run")
+
+    @shared("fake-make")
+    def make(self, _, case_run):
+        if case_run.case.id == "tanh":
+            raise RuntimeError("error: the maker cannot make tanh")
+        case_run.extras["made_by"] = self.name
+        return f"made {case_run.case.id}"
+
+    def run(self, _, inputs, case_run):
+        return case_run.module(*inputs)
+
+
+class Builder(Backend):
+    """A first stage of a chain of its own that starts from Maker's value when the job has one (`given`)."""
+
+    name = "builder"
+    stages = ("build", "run")
+
+    @shared("fake-build", given=("fake-make",))
+    def build(self, made, case_run):
+        if os.environ.get("FAKE_GIVEN_LOG"):  # what the stage was handed, and the extras it came with
+            with open(os.environ["FAKE_GIVEN_LOG"], "a") as log:
+                log.write(json.dumps([case_run.case.id, made, case_run.extras.get("made_by")]) + "\n")
+        return made
+
+    def run(self, _, inputs, case_run):
+        return case_run.module(*inputs)
+
+
+MAKER, BUILDER = Maker(), Builder()
+
+
 class Hog(Backend):
     """Eager, except that on `tanh` its compile stage holds ever more memory."""
 

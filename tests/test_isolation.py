@@ -151,6 +151,30 @@ def test_a_batched_shared_stage_runs_once_per_case_and_every_sharer_gets_its_ver
         assert len(calls) == 1
 
 
+@pytest.mark.parametrize("with_maker", [True, False])
+def test_a_stage_given_another_chains_value_starts_from_it_when_the_job_made_it(tmp_path, monkeypatch, with_maker):
+    """The ONNX exporter's shape: its first stage builds on torch.export's program (`shared`'s `given`). It is
+    handed the value, with the extras said with it, where a backend of the job made it; None where none did,
+    or where making it failed (the stage then makes it itself, and fails as it failed)."""
+    log = tmp_path / "given.log"
+    monkeypatch.setenv("FAKE_GIVEN_LOG", str(log))
+    names = ["maker", "builder"] if with_maker else ["builder"]
+    settings = Settings(
+        backends=[fake(name.upper()) for name in names], case_paths=[str(FIXTURES / "cases")], default_cases=False, case_timeout=60
+    )
+    engine = Engine(settings)
+    try:
+        results = {r.key: r for r in engine.run([(c, b) for c in CASES for b in names])}
+    finally:
+        engine.close()
+    assert all(results[(case, "builder")].passed for case in CASES)
+    given = {case: (made, by) for case, made, by in (json.loads(line) for line in log.read_text().splitlines())}
+    assert set(given) == set(CASES)
+    for case in CASES:
+        made = with_maker and case != "tanh"
+        assert given[case] == ((f"made {case}", "maker") if made else (None, None)), given
+
+
 def test_a_runaway_process_is_killed_by_the_memory_watchdog():
     settings = Settings(
         backends=[fake("HOG")], case_paths=[str(FIXTURES / "cases")], default_cases=False, memory_kill_mb=1024

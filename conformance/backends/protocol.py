@@ -119,7 +119,7 @@ class BatchFailure(Exception):
         self.cause = cause
 
 
-def shared(key: str | Callable[[Backend], str]) -> Callable:
+def shared(key: str | Callable[[Backend], str], given: tuple[str, ...] | None = None) -> Callable:
     """Mark a stage whose value other backends may reuse for the same case.
 
     Two backends share a stage when every stage up to it carries the same
@@ -127,10 +127,17 @@ def shared(key: str | Callable[[Backend], str]) -> Callable:
     run exports each case once. `key` may be a function of the backend, for
     a stage whose value depends on the backend's attributes (torch-mlir's
     contract, on the ops its lowering keeps backend-legal).
+
+    `given` is the share chain of another frontend's stage this one builds
+    on: when a backend of the job has already made that stage's value for
+    the case, this stage is handed it (and the extras it said) as its input
+    value, and must make from it what it would have made itself. The ONNX
+    exporter starts from torch.export's program so.
     """
 
     def mark(fn):
         fn.shared_key = key
+        fn.given = given
         return fn
 
     return mark
@@ -287,6 +294,10 @@ class Backend:
                 return None
             keys.append(key(self) if callable(key) else key)
         return tuple(keys)
+
+    def given_chain(self, stage: str) -> tuple[str, ...] | None:
+        """The share chain whose value `stage` starts from when the job has it (`shared`'s `given`)."""
+        return getattr(self.stage_method(stage), "given", None)
 
     def is_batched(self, stage: str) -> bool:
         return getattr(self.stage_method(stage), "batched", False)

@@ -4,7 +4,8 @@ The pairs go through the stages together: plain stages one pair at a time,
 `@batched` stages in chunks of at most --max-batch (a chunk that fails is
 split until the guilty pairs stand alone, so each gets its own verdict),
 `@shared` stages (batched or not) computed once per case and reused by the
-job's next backend that shares the chain of stages up to them. A backend
+job's next backend that shares the chain of stages up to them (and handed
+to a stage of another chain that builds on them: `shared`'s `given`). A backend
 with a `cache_stage` meets the compile cache before its first stage and at
 that stage (compile_cache_use.py). The `run` stage is run-and-compare's
 (run_compare.py).
@@ -74,6 +75,10 @@ class StageWalk:
             return
         chain = backend.share_chain(index)
         fresh = [it for it in live if not self._reuse(backend, stage, it, chain)]
+        given = backend.given_chain(stage)
+        if given:
+            for it in fresh:
+                self._give(it, given)
         if backend.is_batched(stage):
             size = max(1, self.max_batch)
             for start in range(0, len(fresh), size):
@@ -93,6 +98,15 @@ class StageWalk:
         it.run.extras.update(extras)  # what the stage said about the case holds for every sharer
         self._settle(backend, stage, it, outcome)
         return True
+
+    def _give(self, it: Item, given: tuple) -> None:
+        """Start `it` from the value another frontend's stage (chain `given`) made for its case, if one did."""
+        kept = self.shared.get((it.case_id, given))
+        if kept is None or isinstance(kept[0], Classification):
+            return  # none made it, or it failed: the stage makes it itself, failing as it did
+        outcome, extras = kept
+        it.value = outcome
+        it.run.extras.update(extras)
 
     def _keep(self, it: Item, chain: tuple | None, outcome: Any, extras_before: dict) -> None:
         """Keep a shared stage's outcome (its value, or the Classification of its error) for the case's sharers."""

@@ -42,7 +42,7 @@ from conformance.onnx_graph import kinds_and_elements, nodes, type_text
 from conformance.toolchain import decompose
 from conformance.toolchain.iree import IreeBackend
 from conformance.toolchain.mlir import opt_command, run_pipeline, run_pipeline_together, walk, write_ir
-from conformance.toolchain.torch_mlir import TorchMlirBackend, check_result_types, contract_key, legal_ops_option
+from conformance.toolchain.torch_mlir import TORCH_EXPORT, TorchMlirBackend, check_result_types, contract_key, legal_ops_option
 
 IMPORT_TOOL = "torch-mlir-import-onnx"
 ONNX_TO_TORCH = "builtin.module(func.func(convert-torch-onnx-to-torch))"
@@ -74,12 +74,13 @@ class OnnxFrontend(TorchMlirBackend):
             reason = unsupported_graph(case.build())
         return reason
 
-    @shared("onnx.export")
-    def export(self, _, case_run: CaseRun):
+    @shared("onnx.export", given=(TORCH_EXPORT,))
+    def export(self, program, case_run: CaseRun):
         if case_run.case.format == "onnx":
             return case_run.module  # the case is the model
-        program = super().export(None, case_run)  # torch.export, as the torch frontend runs it
-        return torch_to_onnx(program)
+        if program is None:  # no torch frontend of the job has exported the case: torch.export, as it runs it
+            program = super().export(None, case_run)
+        return torch_to_onnx(program)  # (which leaves the program as it was, for the torch frontend's later stages)
 
     # What the compile cache keeps apart is the ONNX model (torch.export, then torch.onnx's exporter): its bytes.
     def export_store(self, model, path):

@@ -32,6 +32,7 @@ from conformance.toolchain.decompose import decompose, settle, table_identity
 from conformance.toolchain.lowerings import Lowering
 from conformance.toolchain.mlir import LEFT_OPERANDS, STATIC_TWIN, STATIC_TWIN_SIZE, UNCONVERTED, PipelineError, opt_command, run_pipeline, walk, write_ir
 
+TORCH_EXPORT = "torch.export"  # the export stage's share key: the ONNX exporter starts from its program too (onnx.py)
 CONTRACT_PIPELINE = (
     "builtin.module(func.func(torch-match-quantized-custom-ops),"
     " torchdynamo-export-to-torch-backend-pipeline{{{options}}})"
@@ -107,7 +108,7 @@ class TorchMlirBackend(Backend):
 
     # -- shared frontend ------------------------------------------------------
 
-    @shared("torch.export")
+    @shared(TORCH_EXPORT)
     def export(self, _, case_run: CaseRun):
         settle()  # torch's state as every later export and decomposition in this process meets it
         case_run.extras["export_mode"] = case_run.export_mode
