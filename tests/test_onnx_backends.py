@@ -112,3 +112,19 @@ def test_what_no_onnx_backend_or_other_format_takes_is_skip_with_the_reason(resu
     assert sequence.status == "skip" and "is sequence<tensor<FLOAT>>" in sequence.explanation
     torch_only = results[("onnx.abs", "linalg")]
     assert (torch_only.status, torch_only.explanation) == ("skip", "linalg does not take onnx cases (it takes torch)")
+
+
+def test_a_torch_frontend_backend_after_the_onnx_exporter_meets_the_program_as_it_would_alone():
+    """The ONNX exporter starts from the torch frontend's program (`shared`'s `given`), which tosa-custom
+    decomposes again after it. nonzero's program has a data-dependent size: torch.onnx's decomposition left an
+    unbacked symbol in the ShapeEnv the program's decompositions share, and tosa-custom's import then failed
+    (PendingUnbackedSymbolNotFound) where alone it fails at convert. Such a program is exported again."""
+    settings = Settings(backends=["linalg", "onnx-linalg", "tosa-custom"])
+    engine = Engine(settings)
+    try:
+        together = {r.key: r for r in engine.run([("nonzero", b) for b in ("linalg", "onnx-linalg", "tosa-custom")])}
+        (alone,) = engine.run([("nonzero", "tosa-custom")])
+    finally:
+        engine.close()
+    after_onnx = together[("nonzero", "tosa-custom")]
+    assert (after_onnx.verdict, after_onnx.code, after_onnx.stage) == (alone.verdict, alone.code, alone.stage), after_onnx
