@@ -15,12 +15,12 @@ the same every time.
 So all three are remembered, and used only while the state they were taken
 from holds: the census per set of registrations; the split per set of
 registrations and table (the same ops, in the same order, with the same
-functions); the patch per (table, every
-patched op's kernels and fake rule before the patch) — a replay puts back
-exactly the kernels and rules torch's own patch set, and takes them down as
-torch does. Anything else (a new table, an op registered since, another
-torch without these functions) goes through torch's own code, unchanged.
-The decomposed programs are the same (tests/test_decompositions_remembered.py).
+functions); the patch per (table, every patched op's kernels and fake rule
+before the patch) — a replay puts back exactly the kernels and rules torch's
+own patch set, and takes them down as torch does. Anything else (a new
+table, an op registered since, another torch without these functions) goes
+through torch's own code, unchanged. The decomposed programs are the same
+(tests/test_decompositions_remembered.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The ONNX frontend: ONNX models through torch-mlir's ONNX importer to the torch backend contract.
 
-    export      a torch case: torch.export (as the torch frontend runs it), then
+    export      a torch case: torch.export (as the torch frontend runs it: its
+                program, where the job has it and its sizes are static), then
                 torch.onnx's dynamo exporter; an ONNX case: its own model, as it is
     import      onnx.checker, ONNX shape inference with data propagation, then
                 torch-mlir's ONNX importer, as torch-mlir-import-onnx does it:
