@@ -38,19 +38,24 @@ def cia_state():
 
 
 @contextlib.contextmanager
-def counting_torchs_patch():
+def counting_torchs(name: str):
+    """Each call of torch's `exported_program.<name>(table)` while the block runs, as the table's length."""
     calls = []
-    original = exported_program._override_composite_implicit_decomp
+    original = getattr(exported_program, name)
 
     def counted(table):
         calls.append(len(table))
         return original(table)
 
-    exported_program._override_composite_implicit_decomp = counted
+    setattr(exported_program, name, counted)
     try:
         yield calls
     finally:
-        exported_program._override_composite_implicit_decomp = original
+        setattr(exported_program, name, original)
+
+
+def counting_torchs_patch():
+    return counting_torchs("_override_composite_implicit_decomp")
 
 
 def test_decomposed_programs_are_torchs_own_and_torchs_patch_runs_only_until_remembered():
@@ -152,22 +157,6 @@ def test_onnx_exports_with_the_set_up_remembered_are_the_exporters_own_and_its_t
     assert [exporters_own(p) for p in programs] == plain  # torch's own code, as it was, afterwards
 
 
-@contextlib.contextmanager
-def counting_torchs_split():
-    calls = []
-    original = exported_program._split_decomp_table_to_cia_and_python_decomp
-
-    def counted(table):
-        calls.append(len(table))
-        return original(table)
-
-    exported_program._split_decomp_table_to_cia_and_python_decomp = counted
-    try:
-        yield calls
-    finally:
-        exported_program._split_decomp_table_to_cia_and_python_decomp = original
-
-
 def test_a_tables_split_is_torchs_own_and_torch_splits_each_table_once():
     from torch.onnx._internal.exporter import _decomp
 
@@ -181,7 +170,7 @@ def test_a_tables_split_is_torchs_own_and_torch_splits_each_table_once():
     for table in tables:
         cia, rest = exported_program._split_decomp_table_to_cia_and_python_decomp(dict(table))
         expected.append((list(cia.items()), list(rest.items())))
-    with counting_torchs_split() as calls, dec.split_remembered():
+    with counting_torchs("_split_decomp_table_to_cia_and_python_decomp") as calls, dec.split_remembered():
         for _ in range(3):
             for table, (cia, rest) in zip(tables, expected):
                 given = dict(table)
