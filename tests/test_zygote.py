@@ -75,23 +75,27 @@ def test_children_run_this_conformance_whatever_folder_the_run_starts_in(tmp_pat
 
 
 def test_a_spare_zygote_started_ahead_is_taken_by_the_first_engine_with_its_settings():
-    """`conformance nightly` starts one as the run starts, so its start-up overlaps the parent's own; an engine
-    with other settings starts its own, and an unused spare is closed, not left running."""
+    """`conformance nightly` starts one as the run starts, before it has the run's settings, so its start-up
+    overlaps the parent's own; it is taken only once loaded with the engine's settings, an engine with other
+    settings starts its own, and an unused spare is closed, not left running."""
     from conformance.execution import zygote
     from conformance.execution.supervisor import STARTUP_TIMEOUT
 
     engine = engine_for("SCRIPTED")
-    zygote.start_spare(engine.settings, STARTUP_TIMEOUT)
+    zygote.start_spare(STARTUP_TIMEOUT)
     spare = zygote._SPARE[0]
     assert not spare.ready  # the caller went on at once
     try:
+        assert zygote.take_spare(engine.settings) is None  # no settings yet: not this engine's
+        zygote.load_spare(engine.settings)
         results = list(engine.run([(c, "scripted") for c in CASES]))
         assert engine.zygote is spare and not zygote._SPARE
         assert all(r.passed for r in results), results
     finally:
         engine.close()
     other = engine_for("SEGFAULT")
-    zygote.start_spare(engine.settings, STARTUP_TIMEOUT)
+    zygote.start_spare(STARTUP_TIMEOUT)
+    zygote.load_spare(engine.settings)
     unused = zygote._SPARE[0]
     try:
         assert zygote.take_spare(other.settings) is None
@@ -99,6 +103,17 @@ def test_a_spare_zygote_started_ahead_is_taken_by_the_first_engine_with_its_sett
         zygote.close_spare()
         other.close()
     assert not zygote._SPARE and not unused.alive and unused.process.poll() is not None
+
+
+def test_a_spare_zygote_never_given_settings_is_closed_with_the_run():
+    """A run that stops before it has settings (a usage error) leaves no zygote waiting for them."""
+    from conformance.execution import zygote
+    from conformance.execution.supervisor import STARTUP_TIMEOUT
+
+    zygote.start_spare(STARTUP_TIMEOUT)
+    waiting = zygote._SPARE[0]
+    zygote.close_spare()
+    assert not waiting.alive and waiting.process.poll() is not None
 
 
 BIG_BMM_CASES = '''

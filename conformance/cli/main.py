@@ -10,6 +10,7 @@ the options they declare (Backend.options) are added before parsing again.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -70,5 +71,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def console() -> int:
+    """The `conformance` command: main, then an exit that does not walk the heap once more.
+
+    Python's exit collects every object still alive, torch's included, for
+    memory the process hands back anyway: 0.5 to 0.9 s of every command's
+    wall time. Frozen, the collector skips them. By now every file of the
+    run is written and closed; objects freed by reference counting (all
+    but cycles) are still finalized as usual.
+    """
+    status = main()
+    gc.freeze()
+    return status
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console())

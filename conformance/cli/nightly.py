@@ -247,6 +247,8 @@ def run(args) -> int:
     answered = answer_from_store(args)
     if answered is not None:
         return answered
+    if args.executor == "lanes":  # the first lane's zygote imports torch while this process does (execution/zygote.py)
+        zygote.start_spare(STARTUP_TIMEOUT)
     given = ro.parse_backends(args.backend) or None  # None: the shipped matrix
     specs = backend_specs(args)
     backends = resolve_backends(specs)
@@ -268,8 +270,7 @@ def run(args) -> int:
     args.backend = specs  # recorded as the specs run, the default included
     run = Run(ro.settings_from(args, specs, backend_options), backends, ro.xfail_dir(args), ro.gates_dir(args))
     run.check_gates()  # a broken gates file stops the run here (a RunError, shown as a usage error)
-    if args.executor == "lanes":  # the first lane's zygote loads all while this process does (execution/zygote.py)
-        zygote.start_spare(run.settings, STARTUP_TIMEOUT)
+    zygote.load_spare(run.settings)  # it loads the registry while this process does
     registry, cases = select_cases(args, run.settings, required=True)  # before any directory is made
     store = verdict_store(run.settings)
     selection = store and store.remember(store.selection_key(run.settings, given, args.keyword, args.tag, args.skip_tag),

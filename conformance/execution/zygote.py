@@ -72,9 +72,14 @@ class Zygote:
     Raises ChildError, as a child would, when the registry or a backend does not load.
     """
 
-    def __init__(self, settings: Settings, startup_timeout: float, *, wait: bool = True):
-        """Start it; with `wait`, until it is ready (else the first fork waits, so its start-up overlaps the caller's)."""
-        self.settings = settings
+    def __init__(self, settings: Settings | None, startup_timeout: float, *, wait: bool = True):
+        """Start it; with `wait`, until it is ready (else the first fork waits, so its start-up overlaps the caller's).
+
+        Without `settings` it imports torch and waits for them (`load`): a
+        run's parent can start it before it has made up the run's settings,
+        which takes it an import of torch too.
+        """
+        self.settings: Settings | None = None
         self.startup_timeout = startup_timeout
         self.ready = False
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -94,13 +99,19 @@ class Zygote:
         self.socket = ours
         self.alive = True
         self.lock = threading.Lock()
+        if settings is not None:
+            self.load(settings)
+            if wait:
+                self.await_ready()
+
+    def load(self, settings: Settings) -> None:
+        """Hand it the run's settings: it loads the registry and backends they name, then is ready to fork."""
+        self.settings = settings
         try:
             self.process.stdin.write(encode(Init(settings)) + "\n")
             self.process.stdin.close()
         except OSError:
             pass  # it died at once: await_ready says so, with its log
-        if wait:
-            self.await_ready()
 
     def await_ready(self) -> None:
         """Wait until it has loaded everything; raise ChildError, with its log, if it does not get there."""
@@ -174,21 +185,28 @@ class Zygote:
 _SPARE: list[Zygote] = []  # started ahead of the run's first engine (start_spare), not yet taken
 
 
-def start_spare(settings: Settings, startup_timeout: float) -> None:
-    """Start a zygote now, for the first engine that runs with these settings to take (take_spare).
+def start_spare(startup_timeout: float) -> None:
+    """Start a zygote now, for the first engine of the run to take once it has the run's settings (load_spare).
 
-    A run's parent loads the registry and plans before its first engine
-    starts a zygote, which then loads it all again: two start-ups, one
-    after the other. Started here, as the run starts, the zygote's overlaps
-    the parent's (a few seconds of wall time on a cold run). Closed at exit
-    if no engine took it.
+    A run's parent imports torch and loads the registry before its first
+    engine would start a zygote, which then does it all again: two
+    start-ups, one after the other. Started here, as the run starts, the
+    zygote imports torch while the parent does, and loads the rest as soon
+    as the parent has made up the settings (about a second of wall time on
+    every run). Closed at exit if no engine took it.
     """
     close_spare()
-    _SPARE.append(Zygote(settings, startup_timeout, wait=False))
+    _SPARE.append(Zygote(None, startup_timeout, wait=False))
+
+
+def load_spare(settings: Settings) -> None:
+    """Hand the spare zygote, if one was started, the run's settings."""
+    for spare in _SPARE:
+        spare.load(settings)
 
 
 def take_spare(settings: Settings) -> Zygote | None:
-    """The spare zygote, if one was started with these very settings (the engine then owns it)."""
+    """The spare zygote, if it was loaded with these very settings (the engine then owns it)."""
     if _SPARE and _SPARE[0].settings == settings and _SPARE[0].alive:
         return _SPARE.pop()
     return None
@@ -230,13 +248,13 @@ class ForkedChild:
 def main(argv: list[str]) -> int:
     die_with_parent()
     channel = socket.socket(fileno=int(argv[0]))
+    quiet_progress_bars()
+    threads = one_torch_thread()  # torch is imported while the parent may still be making up the settings
     init = decode(sys.stdin.readline())
     assert isinstance(init, Init), init
     quiet = os.open(os.devnull, os.O_RDONLY)  # what the children inherit as stdin, as a fresh child has
     os.dup2(quiet, 0)
     os.close(quiet)
-    quiet_progress_bars()
-    threads = one_torch_thread()
     try:
         prepared = prepare(init.settings)
         for backend in prepared.backends.values():
