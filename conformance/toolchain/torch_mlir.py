@@ -443,7 +443,9 @@ def import_program(program, case_run: CaseRun | None = None):
         case_run.extras["mutations"] = mutation_outputs(program)
     from torch_mlir import ir
     from torch_mlir.dialects import torch as torch_dialect
-    from torch_mlir.extras.fx_importer import FxImporter
+    from torch_mlir.extras.fx_importer import FxImporter, RefTracker
+
+    from conformance.toolchain.fx_literals import LiteralsFromBytes
 
     hidden = {
         name: program.constants[name]
@@ -456,7 +458,8 @@ def import_program(program, case_run: CaseRun | None = None):
         program = _BuffersInStateDict(program, hidden)
     context = ir.Context()
     torch_dialect.register_dialect(context)
-    importer = FxImporter(context=context)
+    tracker = RefTracker()
+    importer = FxImporter(context=context, py_attr_tracker=tracker, hooks=LiteralsFromBytes(tracker))
     try:
         importer.import_frozen_program(program, func_name="main")
     except Exception as error:
