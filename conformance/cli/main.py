@@ -10,7 +10,6 @@ the options they declare (Backend.options) are added before parsing again.
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import os
 import sys
@@ -72,17 +71,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def console() -> int:
-    """The `conformance` command: main, then an exit that does not walk the heap once more.
+    """The `conformance` command: main, ending without Python's last walk over the heap (process_exit.py)."""
+    from conformance.process_exit import skip_last_collection
 
-    Python's exit collects every object still alive, torch's included, for
-    memory the process hands back anyway: 0.5 to 0.9 s of every command's
-    wall time. Frozen, the collector skips them. By now every file of the
-    run is written and closed; objects freed by reference counting (all
-    but cycles) are still finalized as usual.
-    """
-    status = main()
-    gc.freeze()
-    return status
+    skip_last_collection()
+    return main()
 
 
 if __name__ == "__main__":

@@ -47,5 +47,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 def pytest_configure(config: pytest.Config) -> None:
     if specs := run_options.parse_backends(run_options.BACKEND.value(config.option)):
         from conformance.pytest_plugin import session
+        from conformance.process_exit import skip_last_collection
 
+        skip_last_collection()
         session.start(config, specs)
