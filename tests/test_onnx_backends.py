@@ -8,7 +8,7 @@ import pytest
 from conformance.execution.engine import Engine
 from conformance.execution.planning import plan_jobs
 from conformance.settings import Settings
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, PROJECT
 
 HAND_BUILT = ["onnx.abs", "onnx.abs_wrong", "onnx.add_u8", "onnx.cast_f8", "onnx.cast_i4", "onnx.bernoulli", "onnx.max_roi_pool"]
 NODE_TESTS = ["onnx-node:test_abs", "onnx-node:test_attention_3d", "onnx-node:test_scatter_elements_with_axis", "onnx-node:test_identity_sequence"]
@@ -128,3 +128,20 @@ def test_a_torch_frontend_backend_after_the_onnx_exporter_meets_the_program_as_i
         engine.close()
     after_onnx = together[("nonzero", "tosa-custom")]
     assert (after_onnx.verdict, after_onnx.code, after_onnx.stage) == (alone.verdict, alone.code, alone.stage), after_onnx
+
+
+def test_the_zygotes_warm_up_leaves_torch_onnxs_registry_built_for_every_child():
+    """Built once where the children are forked from (0.7 s), not by each child's first ONNX export."""
+    import subprocess
+    import sys
+
+    program = (
+        "import importlib; from conformance.toolchain import onnx\n"
+        "importlib.import_module('backends.onnx_linalg').BACKEND.warm_up()\n"
+        "built = onnx._exporter_registry.cache_info().currsize\n"
+        "onnx._exporter_registry()\n"
+        "print(built, onnx._exporter_registry.cache_info().misses)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300, cwd=PROJECT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["1", "1"]  # built by warm_up; the export's call finds it

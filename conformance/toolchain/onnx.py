@@ -75,6 +75,10 @@ class OnnxFrontend(TorchMlirBackend):
             reason = unsupported_graph(case.build())
         return reason
 
+    def warm_up(self) -> None:
+        super().warm_up()
+        _exporter_registry()  # torch.onnx's exporter imported and its registry built (0.7 s), once for all children
+
     @shared("onnx.export", given=(TORCH_EXPORT,))
     def export(self, program, case_run: CaseRun):
         if case_run.case.format == "onnx":
