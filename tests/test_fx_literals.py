@@ -27,12 +27,13 @@ class Weights(torch.nn.Module):
         self.register_buffer("bf16", torch.randn(3, generator=g).bfloat16())  # numpy has no bfloat16: left to torch-mlir
         self.register_buffer("flag", torch.tensor([True, False, True]))  # torch-mlir makes it uint8 first, then ours
         self.register_buffer("one", torch.tensor([5.0]))  # a splat: left to torch-mlir
+        self.register_buffer("conjugated", torch.tensor([1 + 2j, 3 - 1j]).conj())  # a lazy view: left to torch-mlir
 
     def forward(self, x):
         y = x @ self.w32_same_shape.t() + x @ self.w32.t() + x @ self.w32.t()  # w32 used twice, after its twin
         tail = (self.f16.float().sum() + self.f64.sum() + self.i64.sum() + self.i32.sum() + self.i8.sum() + self.u8.sum()
                 + self.c64.real.sum() + self.special.sum() + self.transposed.sum() + self.nan.sum() + self.bf16.float().sum()
-                + self.flag.sum() + self.one.sum())  # fmt: skip
+                + self.flag.sum() + self.one.sum() + self.conjugated.imag.sum())  # fmt: skip
         return y + tail
 
 
@@ -58,6 +59,6 @@ def test_literals_from_bytes_give_torch_mlirs_own_ir_byte_for_byte(monkeypatch):
 
     assert ours == theirs
     # Made from bytes: both f32 weights, f16, f64, i64, i32, i8, u8, c64, the special values, the transposed one,
-    # the bools (as uint8); not the NaN's, the bfloat16's, the splat's.
+    # the bools (as uint8); not the NaN's, the bfloat16's, the splat's, the conjugated view's.
     assert sorted(made) == sorted([(4, 3), (4, 3), (3,), (2, 3), (1, 3), (3,), (3,), (3,), (3,), (4,), (3, 2), (3,)])
     assert "torch_tensor_4_3_torch.float32_1" in ours  # two blobs of one shape: numbered in the importer's order

@@ -13,8 +13,8 @@ made when it would make it (blob names are numbered in that order), from
 the tensor's own bytes. The IR is the same, byte for byte. What it does
 not take it leaves to torch-mlir: a tensor of one element or none (a splat,
 cheap anyway), a dtype numpy lacks, a float tensor holding a NaN (the
-list's round trip quiets a signalling NaN, the bytes would not), anything
-that is not a plain CPU tensor.
+list's round trip quiets a signalling NaN, the bytes would not), a lazily
+conjugated or negated view, anything that is not a plain CPU tensor.
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ def resource_attribute(tensor: torch.Tensor):
     """torch-mlir's DenseResourceElementsAttr for `tensor` (fx_importer._make_vtensor_literal_op), or None."""
     if type(tensor) not in (torch.Tensor, torch.nn.Parameter) or tensor.dtype not in FROM_BYTES or tensor.numel() < 2:
         return None
-    if tensor.layout != torch.strided or tensor.device.type != "cpu":
-        return None
+    if tensor.layout != torch.strided or tensor.device.type != "cpu" or tensor.is_conj() or tensor.is_neg():
+        return None  # (a lazily conjugated or negated view has no .numpy(); its list is resolved)
     if (tensor.is_floating_point() or tensor.is_complex()) and bool(torch.isnan(tensor).any()):
         return None
     array = np.array(tensor.detach().numpy(), order="C", copy=True)  # owned: the attribute keeps the buffer
