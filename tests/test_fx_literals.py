@@ -20,6 +20,7 @@ class Weights(torch.nn.Module):
         self.register_buffer("i32", torch.tensor([1, -2, 3], dtype=torch.int32))
         self.register_buffer("i8", torch.tensor([-128, 127, 0], dtype=torch.int8))
         self.register_buffer("u8", torch.tensor([0, 255, 9], dtype=torch.uint8))
+        self.register_buffer("u32", torch.tensor([0, 2**32 - 1], dtype=torch.uint32))
         self.register_buffer("c64", torch.tensor([1 + 2j, -0.5j, 3], dtype=torch.complex64))
         self.register_buffer("special", torch.tensor([-0.0, float("inf"), -float("inf"), 1e-45]))
         self.register_buffer("transposed", torch.arange(6.0).reshape(2, 3).t())  # not contiguous
@@ -33,7 +34,7 @@ class Weights(torch.nn.Module):
         y = x @ self.w32_same_shape.t() + x @ self.w32.t() + x @ self.w32.t()  # w32 used twice, after its twin
         tail = (self.f16.float().sum() + self.f64.sum() + self.i64.sum() + self.i32.sum() + self.i8.sum() + self.u8.sum()
                 + self.c64.real.sum() + self.special.sum() + self.transposed.sum() + self.nan.sum() + self.bf16.float().sum()
-                + self.flag.sum() + self.one.sum() + self.conjugated.imag.sum())  # fmt: skip
+                + self.flag.sum() + self.one.sum() + self.conjugated.imag.sum() + self.u32.to(torch.int64).sum())  # fmt: skip
         return y + tail
 
 
@@ -58,7 +59,7 @@ def test_literals_from_bytes_give_torch_mlirs_own_ir_byte_for_byte(monkeypatch):
     theirs = imported_ir(export())
 
     assert ours == theirs
-    # Made from bytes: both f32 weights, f16, f64, i64, i32, i8, u8, c64, the special values, the transposed one,
+    # Made from bytes: both f32 weights, f16, f64, i64, i32, i8, u8, u32, c64, the special values, the transposed one,
     # the bools (as uint8); not the NaN's, the bfloat16's, the splat's, the conjugated view's.
-    assert sorted(made) == sorted([(4, 3), (4, 3), (3,), (2, 3), (1, 3), (3,), (3,), (3,), (3,), (4,), (3, 2), (3,)])
+    assert sorted(made) == sorted([(4, 3), (4, 3), (3,), (2, 3), (1, 3), (3,), (3,), (3,), (3,), (4,), (3, 2), (3,), (2,)])
     assert "torch_tensor_4_3_torch.float32_1" in ours  # two blobs of one shape: numbered in the importer's order

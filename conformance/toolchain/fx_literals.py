@@ -21,14 +21,19 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from torch_mlir.extras.fx_importer import FxImporterHooks, RefTracker, create_mlir_tensor_type
+from torch_mlir.extras.fx_importer import TORCH_DTYPE_TO_NPY_TYPE, FxImporterHooks, RefTracker, create_mlir_tensor_type
 from torch_mlir.ir import DenseResourceElementsAttr
 
-# The dtypes whose .numpy() is the dtype torch-mlir's importer converts to (its TORCH_DTYPE_TO_NPY_TYPE).
-FROM_BYTES = {
-    torch.float16, torch.float32, torch.float64, torch.complex64, torch.complex128,
-    torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8,
-}  # fmt: skip
+
+def _numpy_dtype(dtype: torch.dtype):
+    try:
+        return torch.empty(0, dtype=dtype).numpy().dtype
+    except TypeError:  # bfloat16, float8: numpy has none
+        return None
+
+
+# The dtypes whose .numpy() is the dtype torch-mlir's importer converts to: its own table, asked.
+FROM_BYTES = {dtype for dtype, npy in TORCH_DTYPE_TO_NPY_TYPE.items() if _numpy_dtype(dtype) == np.dtype(npy)}
 
 
 class LiteralsFromBytes(FxImporterHooks):
