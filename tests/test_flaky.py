@@ -21,7 +21,7 @@ import torch
 
 from conformance.execution import determinism
 from conformance.execution.engine import Engine
-from conformance.execution.reruns import REPLAYED
+from conformance.execution.reruns import REPLAYED, TRANSLATION
 from conformance.settings import Settings
 from conformance.nightly.progress import Progress
 from conformance.report.build import build_reports
@@ -114,6 +114,17 @@ def test_a_failure_inside_a_batch_is_rerun_alone_in_a_fresh_process(tmp_path, mo
 def test_a_timeout_is_not_rerun():
     hung = run("HANG", [("tanh", "hang")], case_timeout=3)["tanh"]
     assert hung.code == "TIMEOUT" and "attempts" not in hung.extras
+
+
+def test_a_refusal_of_a_backend_without_a_compiler_is_not_rerun_but_its_wrong_answer_is(monkeypatch):
+    """scripted names no cache stage: each stage before its run translates the case (as tosa-custom's convert
+    does), so a failure a parser read there is the translation's, made alike in any process: it runs once."""
+    monkeypatch.setenv("FAKE_SCRIPT", json.dumps({"double": "raise", "add.broadcast": "perturb"}))
+    results = run("SCRIPTED", [("double", "scripted"), ("add.broadcast", "scripted")])
+    refused = results["double"]
+    assert (refused.stage, refused.code) == ("lower", "UNSUPPORTED_OP") and refused.extras.get(TRANSLATION), refused
+    assert "attempts" not in refused.extras
+    assert results["add.broadcast"].code == "NUMERIC_MISMATCH" and len(results["add.broadcast"].extras["attempts"]) == 2
 
 
 def test_the_compile_cache_keeps_only_failures_a_rerun_reproduced(tmp_path, state, monkeypatch):

@@ -88,13 +88,15 @@ def compiler_refusal(backend, stage: str, code: str) -> bool:
 
 def frontend_failure(backend, stage: str, code: str) -> bool:
     """A failure of the frontend's translation: a parsed cause in a stage before the backend's compiler
-    (its cache stage). It depends on the case and the frontend's versions alone, as the lowered key says:
-    stored at once and not re-run (reruns.py)."""
+    (its cache stage), or before `run` for a backend that names none (tosa-custom: every stage before it
+    translates the case). It depends on the case and the frontend's versions alone, as the lowered key says:
+    stored at once (where there is a cache stage) and not re-run (reruns.py)."""
     stages = backend.stages
+    translated_by = backend.cache_stage or "run"
     return (
-        backend.cache_stage is not None
-        and stage in stages
-        and stages.index(stage) < stages.index(backend.cache_stage)
+        stage in stages
+        and translated_by in stages
+        and stages.index(stage) < stages.index(translated_by)
         and code not in NOT_CACHED
     )
 

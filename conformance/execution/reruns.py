@@ -18,9 +18,10 @@ Not re-run:
   stored artifact or failure (nothing stored may decide it), so a flaky
   compiler is re-run too;
 - a refusal of the frontend (a parsed failure in a stage before the
-  backend's compiler: export, import, contract, lower): a translation of
-  the case by torch and torch-mlir, which the compile cache keys by those
-  alone (its lowered key, compile_cache_use.frontend_failure);
+  backend's compiler: export, import, contract, lower; before `run` for a
+  backend with no compiler, tosa-custom's convert and verify): a
+  translation of the case by torch and torch-mlir, which the compile cache
+  keys by those alone (its lowered key, compile_cache_use.frontend_failure);
 - a refusal of the compiler (its diagnostic, read by a parser, at the
   backend's cache stage): the case was compiled alone by then (a failing
   batch is split), and what the compiler says of those IR bytes depends on
