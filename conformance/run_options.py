@@ -390,6 +390,8 @@ WORKERS = Option(
     type=at_least_one,
     default=os.cpu_count() or 1,
     metavar="N",
+    setting="lanes",
+    to_setting=lambda workers: workers or os.cpu_count() or 1,  # (the nightly's default is None: the CPU count)
 )
 BASELINE = Option(
     ("--baseline",),
@@ -416,7 +418,7 @@ EXECUTION = (
     XFAIL_DIR, NO_XFAIL, EXPORT_MODE,
 )  # fmt: skip
 
-_FILLING_SETTINGS = [o for o in (CASES, NO_DEFAULT_CASES, SUITE, *EXECUTION, GATES) if o.setting]
+_FILLING_SETTINGS = [o for o in (CASES, NO_DEFAULT_CASES, SUITE, *EXECUTION, GATES, WORKERS) if o.setting]
 
 
 # -- from parsed values to what a run uses ------------------------------------

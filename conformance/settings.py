@@ -37,6 +37,7 @@ class Settings:
     memory_kill_mb: int = DEFAULT_MEMORY_KILL_MB  # a child (with its compilers) above this is killed at once
     memory_budgets: dict[str, int] = field(default_factory=dict)  # lower kill limits (MB) of known runaways (budgets.py)
     batch_size: int = DEFAULT_BATCH  # op cases compiled together by batching backends
+    lanes: int = 1  # children at work at once on this machine (-j, xdist's workers): their compilers' threads follow
     export_mode: str = DEFAULT_EXPORT_MODE  # for cases that do not name one
     artifacts: str | None = None  # reproducer bundles go here when set
     reruns: int = DEFAULT_RERUNS  # a failure is run again this often, each time in a fresh child: differing verdicts are FLAKY

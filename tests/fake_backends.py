@@ -433,6 +433,22 @@ class Recording(Backend):
 RECORDING = Recording()
 
 
+class LanesSeen(Backend):
+    """Eager, saying in its Results' extras how many lanes its child was told share the cores (toolchain/threads.py)."""
+
+    name = "lanes-seen"
+    stages = ("run",)
+
+    def run(self, _, inputs, case_run):
+        from conformance.toolchain import threads
+
+        case_run.extras["lanes"] = threads._lanes
+        return case_run.module(*inputs)
+
+
+LANES_SEEN = LanesSeen()
+
+
 class ExportOnly(TorchMlirBackend):
     """torch-mlir's real export stage, then eager: a run that tests torch.export and nothing after it."""
 

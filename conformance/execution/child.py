@@ -53,13 +53,15 @@ class Prepared:
 
 
 def prepare(settings: Settings) -> Prepared:
-    """Load the registry and backends `settings` name; raises what loading raised."""
+    """Load the registry and backends `settings` name, and say how many lanes share the cores; raises what loading raised."""
     for entry in reversed(settings.sys_path):
         if entry not in sys.path:
             sys.path.insert(0, entry)
     from conformance.backends import loader
     from conformance.cases.registry import Registry, sources_of
+    from conformance.toolchain import threads
 
+    threads.share_cores(settings.lanes)
     registry = Registry.load(sources_of(settings), settings.suites)
     backends = {spec: loader.resolve(spec) for spec in settings.backends}
     return Prepared(settings, registry, {b.name: b for b in backends.values()})

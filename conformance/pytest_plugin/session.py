@@ -44,6 +44,7 @@ def start(config: pytest.Config, specs: list[str]) -> None:
         run = Run.from_options(config.option, specs)
     except RunError as e:
         raise pytest.UsageError(str(e)) from None
+    run.settings.lanes = getattr(config, "workerinput", {}).get("workercount", 1)  # each xdist worker is a lane
     report_dir = run_options.REPORT_DIR.value(config.option)
     if report_dir and has_results(Path(report_dir)):
         raise pytest.UsageError(f"--report-dir {report_dir}: it holds a report already ({RESULTS}); choose another directory")

@@ -29,6 +29,7 @@ from conformance.backends.protocol import Backend, BatchFailure, CaseRun, NotRun
 from conformance.reproducer import Reproducer
 from conformance.taxonomy import Code
 from conformance.arrays import to_numpy, to_runtime, to_tensor
+from conformance.toolchain import threads
 from conformance.toolchain.iree_targets import DEFAULT, CompileTarget, compile_target, missing_device
 from conformance.toolchain.mlir import parse_ir, write_ir, write_ir_once
 from conformance.toolchain.tools import ToolError, run_tool
@@ -190,7 +191,7 @@ class IreeBackend(TorchMlirBackend):
         statistics = source.with_suffix(".statistics.csv")
         start = time.perf_counter()
         try:
-            run_tool("iree-compile", [*self.compile_command(str(source), str(output)), *statistics_flags(statistics)])
+            run_tool("iree-compile", [*self.compile_command(str(source), str(output)), *statistics_flags(statistics), *thread_flags()])
         except ToolError as e:
             if len(lowered) > 1:
                 guilty = guilty_functions(e.output, source, names)
@@ -343,6 +344,12 @@ class IreeBackend(TorchMlirBackend):
 def compile_command(source: str, output: str, input_type: str, target_flags: list[str], tool: str | None = None) -> list[str]:
     """iree-compile's command line; `tool` defaults to the native binary, reproducers name the public `iree-compile`."""
     return [tool or iree_compile(), source, f"--iree-input-type={input_type}", *target_flags, "-o", output]
+
+
+def thread_flags() -> list[str]:
+    """iree-compile on one thread where this lane has one core (threads.py): the same module, less CPU.
+    Not in compile_command: what a reproducer runs is the compile as such, on the machine it runs on."""
+    return ["--mlir-disable-threading"] if threads.one_core_each() else []
 
 
 def statistics_flags(path: Path) -> list[str]:

@@ -178,9 +178,12 @@ def opt_command(pipeline: str, input_path: Path | str) -> list[str]:
 
 
 def write_ir(operation, path: Path, generic: bool = False) -> Path:
-    """Print `operation` to `path` without building the text in memory (models are large)."""
-    with open(path, "w") as f:
-        operation.print(file=f, print_generic_op_form=generic, large_elements_limit=None)
+    """Print `operation` to `path` without building the text in memory (models are large).
+
+    As bytes: the printer's UTF-8 goes to the file as it is, not decoded and encoded again
+    (a model's weights print as hundreds of MB of hex; 10-25 % less time, measured on 100 MB)."""
+    with open(path, "wb") as f:
+        operation.print(file=f, binary=True, print_generic_op_form=generic, large_elements_limit=None)
     return path
 
 
