@@ -225,3 +225,21 @@ def test_a_wrong_value_for_an_input_updated_in_place_is_a_mismatch(monkeypatch):
         assert result.status == expect, result
     assert result.code == "NUMERIC_MISMATCH"
     assert result.explanation.startswith("input 0 (updated in place): 12 of 12 elements differ")
+
+
+def test_a_child_killed_mid_job_leaves_nothing_in_the_temp_directory(tmp_path, monkeypatch):
+    """Its job's scratch (where a model's IR is printed: hundreds of MB) lives in the child's own directory,
+    which the parent removes, however the child ended: a nightly a week long must not fill the disk."""
+    import tempfile
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the zygote's and so the children's temp directory
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # this process's: the parent's side of the child
+    settings = Settings(backends=[fake("SEGFAULT"), fake("HANG")], case_paths=[str(FIXTURES / "cases")],
+                        default_cases=False, case_timeout=3)  # fmt: skip
+    engine = Engine(settings)
+    try:
+        results = {r.backend: r for r in engine.run([("tanh", "segfault"), ("tanh", "hang"), ("double", "segfault")])}
+        assert results["segfault"].code == "CRASH" and results["hang"].code == "TIMEOUT", results
+    finally:
+        engine.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "left behind"

@@ -64,6 +64,8 @@ class Init(Message):
 
     kind = "init"
     settings: Settings
+    # A child's own temp directory (its jobs' scratch), which the parent removes however the child ended.
+    scratch: str | None = None
 
 
 @dataclass

@@ -12,6 +12,7 @@ import contextlib
 import fcntl
 import os
 import select
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -57,10 +58,16 @@ class Died:
 
 class ChildProcess:
     def __init__(self, settings: Settings, zygote, log_dir: Path | None = None):
-        """A child forked by `zygote` (zygote.Zygote, started with the same settings)."""
+        """A child forked by `zygote` (zygote.Zygote, started with the same settings).
+
+        The child gets a temp directory of its own, `scratch`, holding its log and every job's
+        scratch (a model's job prints its IR there, hundreds of MB): a child killed mid-job cannot
+        clean up, so close() removes it, however the child ended.
+        """
         self.memory_kill_bytes = settings.memory_kill_mb * 2**20
-        log_dir = log_dir or Path(tempfile.gettempdir())
-        fd, path = tempfile.mkstemp(prefix="conformance-child-", suffix=".log", dir=log_dir)
+        self.scratch = tempfile.mkdtemp(prefix="conformance-child-", dir=log_dir)
+        path = os.path.join(self.scratch, "child.log")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         # Appending: the child empties the log between jobs (OutputCapture.reset), and a write at the
         # old offset would leave a NUL-filled gap where the earlier output was.
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
@@ -72,7 +79,7 @@ class ChildProcess:
         except BaseException:
             for unused in (fd, request_read, request_write, reply_read, reply_write):
                 os.close(unused)
-            Path(path).unlink(missing_ok=True)
+            shutil.rmtree(self.scratch, ignore_errors=True)
             raise
         for unused in (fd, request_read, reply_write):
             os.close(unused)
@@ -80,7 +87,7 @@ class ChildProcess:
         self.replies = reply_read
         self.buffer = b""
         self.closed = False
-        self.send(Init(settings))
+        self.send(Init(settings, self.scratch))
         self._wait_until_ready()
 
     def _wait_until_ready(self) -> None:
@@ -196,4 +203,4 @@ class ChildProcess:
             self.requests.close()
         with contextlib.suppress(OSError):
             os.close(self.replies)
-        Path(self.log_path).unlink(missing_ok=True)
+        shutil.rmtree(self.scratch, ignore_errors=True)  # the log, and what a killed job left

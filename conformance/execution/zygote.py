@@ -317,6 +317,7 @@ def child(prepared, threads: int, request_fd: int, reply_fd: int, log_fd: int) -
         requests, replies = open_pipes(request_fd, reply_fd)
         init = decode(requests.readline())  # the supervisor's, with the settings the zygote loaded
         assert isinstance(init, Init), init
+        tempfile.tempdir = init.scratch  # every job's scratch in the child's own, which the parent removes
         code = serve(requests, replies, prepared)
     except BaseException:
         traceback.print_exc()
