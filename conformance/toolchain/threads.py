@@ -5,9 +5,9 @@ pytest-xdist's workers), and by default as many lanes as cores. Then every
 core is busy with some lane's own work, and a compiler that starts a thread
 per core only contends with the other lanes: its threads cost CPU (waking,
 handing work over) and finish no sooner. iree-compile, given the same
-modules on a machine of 2 cores: 6-18 % more CPU with its threads than
+modules on a machine of 2 cores: up to 18 % more CPU with its threads than
 without; a cold run of 2 lanes on 2 cores over four IREE backends' op cases,
-6-11 % faster in wall and CPU without them, every verdict the same.
+6-11 % faster in wall and 5-11 % in CPU without them, every verdict the same.
 
 So a child whose lane has no more than one core runs its compilers on one
 thread. What they produce does not change (MLIR's threading is
