@@ -383,6 +383,11 @@ LOCALIZE = Option(
     default=False,
 )
 
+def lanes(workers: int | None) -> int:
+    """How many lanes -j gives a run on this machine: its value, else the CPU count (the nightly's default is None)."""
+    return workers or os.cpu_count() or 1
+
+
 # The `conformance` commands' own (those of the nightly alone: nightly/options.py).
 WORKERS = Option(
     ("-j", "--workers"),
@@ -391,7 +396,7 @@ WORKERS = Option(
     default=os.cpu_count() or 1,
     metavar="N",
     setting="lanes",
-    to_setting=lambda workers: workers or os.cpu_count() or 1,  # (the nightly's default is None: the CPU count)
+    to_setting=lanes,  # the lanes executor's count, which its children's compilers share the cores by
 )
 BASELINE = Option(
     ("--baseline",),

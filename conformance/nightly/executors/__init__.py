@@ -12,8 +12,7 @@ depend on where a pair ran.
 
 from __future__ import annotations
 
-import os
-
+from conformance import run_options as ro
 from conformance.nightly.executors.protocol import Executor, ExecutorError, Unfinished
 
 NAMES = ("lanes", "ray")
@@ -32,4 +31,4 @@ def start(name: str, workers: int | None = None, address: str | None = None) -> 
         return RayExecutor(workers, address)
     from conformance.nightly.executors.lanes import LanesExecutor
 
-    return LanesExecutor(workers or os.cpu_count() or 1)
+    return LanesExecutor(ro.lanes(workers))
