@@ -210,6 +210,31 @@ def test_a_random_output_of_another_distribution_fails_even_with_eager_s_mean_an
     assert "statistics differ: the distributions are" in m.explanation and "allowed 0.0595 at 4096 and 4096 elements" in m.explanation
 
 
+def test_the_distance_of_two_samples_is_the_largest_gap_between_their_distribution_functions():
+    # The definition, value by value: F(v) is the share of a sample at or below v. Ties (integers) and none (floats).
+    from conformance.compare.samples import _distance
+
+    g = torch.Generator().manual_seed(6)
+    for x, y in (
+        (torch.randint(0, 7, (300,), generator=g), torch.randint(1, 9, (170,), generator=g)),
+        (torch.rand(250, generator=g), torch.rand(190, generator=g) * 1.1),
+        (torch.zeros(40), torch.ones(60)),
+        (torch.ones(50), torch.ones(20)),
+    ):
+        xs, ys = x.double().tolist(), y.double().tolist()
+        expected = max(abs(sum(u <= v for u in xs) / len(xs) - sum(u <= v for u in ys) / len(ys)) for v in set(xs) | set(ys))
+        assert _distance(torch.sort(x.double()).values, torch.sort(y.double()).values) == pytest.approx(expected, abs=1e-15)
+
+
+def test_a_random_output_is_judged_the_same_in_any_order():
+    # The checks sort both samples once; a backend's output in another order is the same sample.
+    g = torch.Generator().manual_seed(8)
+    eager, skewed = torch.randn(64, 64, generator=g), torch.rand(64, 64, generator=g) * 4 - 2
+    for backend in (skewed, torch.randn(64, 64, generator=g)):
+        shuffled = backend.reshape(-1)[torch.randperm(backend.numel(), generator=g)].reshape(64, 64)
+        assert compare(eager, backend, statistical=True) == compare(eager, shuffled, statistical=True)
+
+
 def test_integer_and_bool_random_outputs_are_compared():
     g = torch.Generator().manual_seed(2)
     eager = torch.randint(0, 10, (64, 64), generator=g)
