@@ -5,6 +5,8 @@ exit and hang in a named stage.
 """
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -243,3 +245,39 @@ def test_a_child_killed_mid_job_leaves_nothing_in_the_temp_directory(tmp_path, m
     finally:
         engine.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == [], "left behind"
+
+
+def test_the_directories_of_a_run_killed_outright_are_swept_by_the_next(tmp_path, monkeypatch):
+    """A SIGKILLed run cannot remove its children's directories; the next run's first child does, once their
+    process is gone and nothing in them changed for a while (a live one in another PID namespace is kept)."""
+    import subprocess
+    import tempfile
+    import time
+
+    from conformance.execution import child_scratch
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    old = time.time() - 2 * child_scratch.STALE_SECONDS
+
+    def made_by(pid: int, name: str, touched: float) -> Path:
+        path = tmp_path / f"{child_scratch.PREFIX}{pid}-{name}"
+        (path / "conformance-job-x").mkdir(parents=True)
+        (path / "child.log").write_text("")
+        for each in (path / "conformance-job-x", path / "child.log", path):
+            os.utime(each, (touched, touched))
+        return path
+
+    abandoned = made_by(gone.pid, "abandoned", old)
+    recent = made_by(gone.pid, "recent", time.time())
+    running = made_by(1, "running", old)  # pid 1 always runs
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    engine = Engine(Settings(backends=[fake("SEGFAULT")], case_paths=[str(FIXTURES / "cases")], default_cases=False))
+    try:
+        assert [r.code for r in engine.run([("tanh", "segfault")])] == ["CRASH"]
+    finally:
+        engine.close()
+    assert not abandoned.exists()
+    assert recent.exists() and running.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([recent.name, running.name])  # the run's own removed too

@@ -15,11 +15,11 @@ import select
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from conformance.execution import child_scratch
 from conformance.execution.capture import read_log
 from conformance.execution.messages import Error, Exit, Init, Message, Ready, decode, encode
 from conformance.result import RUNAWAY
@@ -62,10 +62,11 @@ class ChildProcess:
 
         The child gets a temp directory of its own, `scratch`, holding its log and every job's
         scratch (a model's job prints its IR there, hundreds of MB): a child killed mid-job cannot
-        clean up, so close() removes it, however the child ended.
+        clean up, so close() removes it, however the child ended (and child_scratch.py those of
+        a run killed outright).
         """
         self.memory_kill_bytes = settings.memory_kill_mb * 2**20
-        self.scratch = tempfile.mkdtemp(prefix="conformance-child-", dir=log_dir)
+        self.scratch = child_scratch.make(str(log_dir) if log_dir else None)
         path = os.path.join(self.scratch, "child.log")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         # Appending: the child empties the log between jobs (OutputCapture.reset), and a write at the
