@@ -87,7 +87,7 @@ class OnnxFrontend(TorchMlirBackend):
             # None: no torch frontend of the job exported the case. A program with symbolic sizes is exported
             # again, as its decompositions share its ShapeEnv: torch.onnx's leaves symbols there that a later one
             # of the torch frontend trips on (nonzero: PendingUnbackedSymbolNotFound in tosa-custom's import).
-            program = super().export(None, case_run)  # torch.export, as the torch frontend runs it
+            program = self.export_case(case_run)  # torch.export, as the torch frontend runs it
         return torch_to_onnx(program)  # (a static program it leaves as it was, for the torch frontend's later stages)
 
     # What the compile cache keeps apart is the ONNX model (torch.export, then torch.onnx's exporter): its bytes.

@@ -25,10 +25,11 @@ from typing import Callable
 import torch
 
 from conformance import dtypes
-from conformance.backends.protocol import Backend, CaseRun, StageFailure, shared
+from conformance.backends.protocol import Backend, CaseRun, StageFailure, batched, shared
 from conformance.compare import describe
 from conformance.taxonomy import Code
 from conformance.toolchain.decompose import decompose, settle, table_identity
+from conformance.toolchain.export_together import export_together
 from conformance.toolchain.lowerings import Lowering
 from conformance.toolchain.mlir import LEFT_OPERANDS, STATIC_TWIN, STATIC_TWIN_SIZE, UNCONVERTED, PipelineError, opt_command, run_pipeline, walk, write_ir
 
@@ -109,8 +110,35 @@ class TorchMlirBackend(Backend):
     # -- shared frontend ------------------------------------------------------
 
     @shared(TORCH_EXPORT)
-    def export(self, _, case_run: CaseRun):
+    @batched
+    def export(self, _, case_runs: list[CaseRun]) -> list:
+        """The batch's static cases exported together, one export per export mode, split back into each
+        case's own program (export_together.py); a case the split cannot vouch for, or a dynamic one, alone.
+        A failing export (joint or alone) fails the batch: the stage walk splits it down to the guilty case."""
         settle()  # torch's state as every later export and decomposition in this process meets it
+        programs: list = [None] * len(case_runs)
+        static = [index for index, case_run in enumerate(case_runs) if dynamic_shapes(case_run) is None]
+        for mode in dict.fromkeys(case_runs[index].export_mode for index in static):
+            members = [index for index in static if case_runs[index].export_mode == mode]
+            if len(members) > 1:
+                split = export_together(
+                    [case_runs[index].module for index in members],
+                    [tuple(case_runs[index].inputs[0]) for index in members],
+                    strict=mode == "strict",
+                )
+                for index, program in zip(members, split):
+                    programs[index] = program
+        for index, case_run in enumerate(case_runs):
+            if programs[index] is None:
+                programs[index] = self.export_case(case_run)
+            else:
+                case_run.extras["export_mode"] = case_run.export_mode
+                case_run.extras["aten_ops"] = exported_ops(programs[index])
+        return programs
+
+    def export_case(self, case_run: CaseRun):
+        """torch.export of one case, as torch-mlir's FX configs export it."""
+        settle()
         case_run.extras["export_mode"] = case_run.export_mode
         with torch.no_grad():
             program = torch.export.export(
@@ -133,7 +161,7 @@ class TorchMlirBackend(Backend):
     def export_load(self, path, case_run: CaseRun):
         # Read when a stage needs it: a night whose decomposed program is kept too never does.
         copy = shutil.copyfile(path, case_run.workdir / "exported.pt2")  # (the store may evict its blob meanwhile)
-        return SavedProgram(copy, lambda: self.export(None, case_run))
+        return SavedProgram(copy, lambda: self.export_case(case_run))
 
     @shared("import:torch-mlir-decompositions")
     def import_(self, program, case_run: CaseRun):

@@ -1,0 +1,119 @@
+"""Cases exported together and split back (toolchain/export_together.py): each gets its own export's program."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from conformance.cases.inputs import make_inputs, make_module
+from conformance.cases.registry import Registry, discover
+from conformance.execution.engine import Engine
+from conformance.settings import Settings
+from conformance.toolchain.decompose import decompose, settle
+from conformance.toolchain.export_together import export_together
+from conformance.toolchain.onnx import torch_to_onnx
+from conformance.toolchain.torch_mlir import import_program
+from tests.conftest import FIXTURES, fake
+
+# In-place ops, the checks `to` leaves (nodes no output depends on), several outputs, a constant the trace lifts.
+REGISTRY_CASES = ["add_.chain", "scatter_add_", "to.f16_to_bf16", "to.int_method", "topk.dim0", "split", "index_put.bool_mask", "softmax.on_transpose"]
+
+
+class WithState(torch.nn.Module):
+    """Parameters and buffers, in submodules: their names in the joint program carry its prefix."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3)).eval()
+
+    def forward(self, x):
+        return torch.tanh(self.body(x))
+
+
+@pytest.fixture(scope="module")
+def members():
+    settle()
+    registry = Registry.load(discover())
+    members = [(make_module(registry[case]), tuple(make_inputs(registry[case])[0])) for case in REGISTRY_CASES]
+    torch.manual_seed(0)
+    return [*members, (WithState(), (torch.randn(2, 4),))]
+
+
+def alone(module, inputs, strict):
+    with torch.no_grad():
+        return torch.export.export(module, inputs, strict=strict)
+
+
+def imported(program) -> str:
+    """What the torch-mlir frontend makes of a program: decomposed, imported, printed with its locations."""
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+    module = import_program(decompose(program, get_decomposition_table()))
+    return module.operation.get_asm(enable_debug_info=True, large_elements_limit=None)
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["non-strict", "strict"])
+def test_cases_exported_together_are_split_into_the_programs_their_own_exports_make(members, strict):
+    programs = export_together([m for m, _ in members], [i for _, i in members], strict=strict)
+    assert all(p is not None for p in programs), programs
+    for (module, inputs), program in zip(members, programs):
+        own = alone(module, inputs, strict)
+        # Locations included: a node's stack trace must not name the joint module's forward.
+        assert imported(program) == imported(own), module
+        assert [s.arg.name for s in program.graph_signature.input_specs] == [s.arg.name for s in own.graph_signature.input_specs]
+        assert program.state_dict.keys() == own.state_dict.keys() and program.constants.keys() == own.constants.keys()
+
+
+def test_the_onnx_exporter_makes_the_same_model_of_a_split_program_as_of_the_cases_own(members):
+    # The ONNX backends start from the torch frontend's program: its input names, module
+    # stack and stack traces are written into the model, whose bytes key the compile cache.
+    chosen = [members[2], members[-1]]  # to.f16_to_bf16 and the module with state
+    programs = export_together([m for m, _ in chosen], [i for _, i in chosen], strict=False)
+    for (module, inputs), program in zip(chosen, programs):
+        assert torch_to_onnx(program).SerializeToString() == torch_to_onnx(alone(module, inputs, False)).SerializeToString()
+
+
+class Answers(torch.nn.Module):
+    """A Python bool out: the program returns a constant, which a split cannot place."""
+
+    def forward(self, x):
+        return x.is_floating_point()
+
+
+def test_a_case_the_split_cannot_vouch_for_is_left_to_its_own_export_and_the_others_are_split():
+    settle()
+    registry = Registry.load(discover())
+    relu = registry["relu6.f16"]
+    modules, inputs = [Answers(), make_module(relu)], [(torch.ones(2),), tuple(make_inputs(relu)[0])]
+    programs = export_together(modules, inputs, strict=False)
+    assert programs[0] is None
+    assert imported(programs[1]) == imported(alone(modules[1], inputs[1], False))
+
+
+@pytest.mark.parametrize("symbolic", ["nonzero", "scatter.dim1"])
+def test_a_symbol_the_trace_makes_leaves_every_case_of_the_batch_to_its_own_export(symbolic):
+    # nonzero's size, or the sizes scatter's meta function reasons about, are symbols in the ShapeEnv every
+    # case's values share: a decomposition of any of them would report them (an ONNX model records them).
+    settle()
+    registry = Registry.load(discover())
+    chosen = [registry[symbolic], registry["relu6.f16"]]
+    programs = export_together([make_module(c) for c in chosen], [tuple(make_inputs(c)[0]) for c in chosen], strict=False)
+    assert programs == [None, None]
+
+
+def test_a_case_torch_export_refuses_in_a_batch_gets_the_verdict_it_gets_alone():
+    """The joint export fails with the refused case in it; the stage walk splits the batch until it stands alone."""
+    pairs = [(case, "export-only") for case in ("relu", "refused", "tanh")]
+
+    def verdicts(batch_size):
+        settings = Settings(backends=[fake("EXPORT_ONLY")], case_paths=[str(FIXTURES / "export_together")], default_cases=False,
+                            batch_size=batch_size)  # fmt: skip
+        engine = Engine(settings)
+        try:
+            return {r.case: (r.status, r.code, r.stage, r.explanation) for r in engine.run(pairs)}
+        finally:
+            engine.close()
+
+    together = verdicts(16)
+    assert together == verdicts(1)
+    assert together["refused"][2] == "export" and together["relu"][0] == together["tanh"][0] == "pass", together
