@@ -11,9 +11,11 @@ frontends, each timed on the same batch, warm, median of `--repeat`:
   torch-mlir   torch.export, torch-mlir's decompositions (decompose()), FX import
   onnx         torch.export, torch.onnx's exporter (torch_to_onnx)
 
-The joint program is not split back into one per case, nor checked to be
-the same as the cases' own: these are the costs a batched frontend would
-start from, not what one built would do (issue 27's lever). A batch whose
+The joint program is not split back into one per case here: these are the
+costs a batched frontend starts from. The torch frontend's export stage does
+export a batch's static cases together and split the program back
+(conformance/toolchain/export_together.py); decomposition and import stay
+one case at a time. A batch whose
 joint program a frontend refuses is printed as such (one member can refuse
 it all: a batched frontend falls back to one by one there).
 """
