@@ -184,7 +184,7 @@ def test_a_batch_compiles_as_one_module_with_right_answers(backend, tmp_path):
         run.workdir.mkdir()
         value = None
         for stage in chosen.stages[:-2]:  # up to, not including, compile and run
-            value = chosen.stage_method(stage)(value, run)
+            value = chosen.run_stage(stage, value, run)
         runs.append(run)
         values.append(value)
     entries = chosen.compile(values, runs)
@@ -225,7 +225,7 @@ def test_iree_diagnostics_point_at_the_guilty_function(tmp_path):
         run.workdir.mkdir()
         value = None
         for stage in tosa.stages[:-2]:
-            value = tosa.stage_method(stage)(value, run)
+            value = tosa.run_stage(stage, value, run)
         runs.append(run)
         values.append(value)
     with pytest.raises(BatchFailure) as failure:

@@ -444,7 +444,7 @@ def _selective(module, x, tmp_path, ops=None):
         warnings.simplefilter("ignore")
         value = None
         for stage in backend.stages[:-1]:
-            value = backend.stage_method(stage)(value, run)
+            value = backend.run_stage(stage, value, run)
             if stage == "verify":
                 lowered = value
     return lowered, backend.run(value, [x.clone()], run), expected, run

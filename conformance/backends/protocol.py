@@ -285,6 +285,11 @@ class Backend:
     def stage_method(self, stage: str) -> Callable:
         return getattr(self, stage + "_" if keyword.iskeyword(stage) else stage)
 
+    def run_stage(self, stage: str, value: Any, case_run: CaseRun) -> Any:
+        """One case through one stage, outside a run: a `@batched` stage gets a batch of one."""
+        method = self.stage_method(stage)
+        return method([value], [case_run])[0] if self.is_batched(stage) else method(value, case_run)
+
     def share_chain(self, upto: int) -> tuple[str, ...] | None:
         """The shared keys of stages[0..upto], or None if any of them is not shared."""
         keys = []
