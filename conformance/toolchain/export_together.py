@@ -35,6 +35,10 @@ fake values share (nonzero's size; a size scatter's meta function reasons
 about): a decomposition of any member would report it. A joint export that
 fails raises: the stage walk splits the batch until the case that fails
 stands alone and is exported by itself, so each verdict is its own export's.
+That bisection costs as much as exporting the batch one by one, so in a run
+the gain is smaller than the figures above: torch-mlir's 149-test sample, a
+batch in two holding a case torch.export refuses, exports in 8-10 s instead
+of 12 s (tosa, cold, one lane).
 """
 
 from __future__ import annotations
