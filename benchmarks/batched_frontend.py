@@ -39,24 +39,9 @@ from torch_mlir.extras.fx_decomp_util import get_decomposition_table  # noqa: E4
 from conformance.cases.inputs import make_inputs, make_module  # noqa: E402
 from conformance.cases.registry import Registry, discover  # noqa: E402
 from conformance.toolchain.decompose import decompose, settle  # noqa: E402
+from conformance.toolchain.export_together import Together  # noqa: E402
 from conformance.toolchain.onnx import torch_to_onnx  # noqa: E402
 from conformance.toolchain.torch_mlir import import_program  # noqa: E402
-
-
-class Together(torch.nn.Module):
-    """The cases' modules as one: forward takes every case's inputs in turn and returns every case's outputs."""
-
-    def __init__(self, members: list[tuple[torch.nn.Module, tuple]]):
-        super().__init__()
-        self.cases = torch.nn.ModuleList([module for module, _ in members])
-        self.arities = [len(inputs) for _, inputs in members]
-
-    def forward(self, *inputs):
-        outputs, start = [], 0
-        for module, arity in zip(self.cases, self.arities):
-            outputs.append(module(*inputs[start : start + arity]))
-            start += arity
-        return tuple(outputs)
 
 
 def export(module, inputs):
@@ -112,7 +97,7 @@ def main() -> int:
 
     rows = []
     for index, batch in enumerate(static_batches(args.batch, args.batches, args.seed)):
-        joint = Together([(module, inputs) for _, module, inputs in batch])
+        joint = Together([module for _, module, _ in batch], [len(inputs) for _, _, inputs in batch])
         joint_inputs = tuple(t for _, _, inputs in batch for t in inputs)
         for name, frontend in FRONTENDS.items():
             alone = lambda: [frontend(export(module, inputs)) for _, module, inputs in batch]
