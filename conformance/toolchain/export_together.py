@@ -98,7 +98,7 @@ def split(program, modules: list[torch.nn.Module], inputs: list[tuple]) -> list:
         nodes = [node for node in program.graph.nodes if shares.owner.get(node) == index and node.op != "placeholder"]
         state = sorted(shares.inputs[index], key=lambda pair: order[id(pair[0])])  # the joint signature's order
         out_spec = program.call_spec.out_spec.child(index)
-        programs.append(_program(program, index, state, nodes, shares.outputs[index], modules[index], case_inputs, out_spec))
+        programs.append(_program(program, index, state, shares.placeholders, nodes, shares.outputs[index], modules[index], case_inputs, out_spec))
     return programs
 
 
@@ -126,6 +126,7 @@ class _Shares:
     inputs: list[list]  # per case: (InputSpec, its name in the case's own program: None for a user input)
     outputs: list[list]  # per case: its flat outputs (nodes, or a constant)
     owner: dict  # node -> the case it belongs to
+    placeholders: dict  # the joint graph's placeholders by name
 
 
 def _shares(program, inputs: list[tuple]) -> _Shares | None:
@@ -136,7 +137,7 @@ def _shares(program, inputs: list[tuple]) -> _Shares | None:
     output_node = graph.output_node()
     flat_outputs = list(output_node.args[0])
     placeholders = {node.name: node for node in graph.nodes if node.op == "placeholder"}
-    shares = _Shares([[] for _ in inputs], [], {})
+    shares = _Shares([[] for _ in inputs], [], {}, placeholders)
     user_inputs = iter(spec for spec in signature.input_specs if spec.kind == InputKind.USER_INPUT)
     for index, case_inputs in enumerate(inputs):  # user inputs by position
         shares.inputs[index] = [(next(user_inputs), None) for _ in case_inputs]
@@ -204,7 +205,8 @@ def _ancestors(outputs: list) -> set:
     return seen
 
 
-def _program(joint, index: int, owned_inputs: list, nodes: list, outputs: list, module: torch.nn.Module, case_inputs: tuple, out_spec):
+def _program(joint, index: int, owned_inputs: list, placeholders: dict, nodes: list, outputs: list, module: torch.nn.Module, case_inputs: tuple,
+             out_spec):  # fmt: skip
     """One case's ExportedProgram, built from its part of the joint one, its inputs named as its own export names them."""
     from torch._export.utils import placeholder_naming_pass
     from torch.export import ExportedProgram
@@ -216,7 +218,6 @@ def _program(joint, index: int, owned_inputs: list, nodes: list, outputs: list, 
     graph = torch.fx.Graph()
     env: dict = {}
     input_specs, state_dict, constants = [], {}, {}
-    placeholders = {node.name: node for node in joint.graph.nodes if node.op == "placeholder"}
     for spec, local in owned_inputs:
         old = placeholders[spec.arg.name]
         new = graph.node_copy(old, lambda n: env[n])
