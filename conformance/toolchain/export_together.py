@@ -23,30 +23,42 @@ on its own inputs (`Together`), then splits the program into one per case:
 The imported IR (locations included) and the ONNX model (its bytes) are then
 the ones the case's own export gives: checked for every static op case of
 the registry and torch-mlir's sample (tests/test_export_together.py keeps a
-few of each kind). Node names may differ; neither reads them, and the
-decomposition that follows renames every node.
+few of each kind). Nodes are named as a trace of the case alone numbers
+them (sort, sort_1, ...).
+
+The decomposition that follows has the same fixed cost per call (one more
+retrace), so the joint program is kept beside the programs split from it,
+and the first case of a batch to be decomposed has the whole joint program
+decomposed, with that table, and split the same way (`decomposed_together`):
+the torch-mlir import's and the ONNX exporter's decompositions (a mutation
+of an input is an output there, split with the input it writes). The ONNX
+exporter writes node names into the model; a trace numbers them counting
+the nodes it then drops as dead, so a case whose names the joint graph
+cannot vouch for (`_unsure_names`) is decomposed alone for it.
 
 What a split cannot vouch for is left to the case's own export (None in its
-place): a non-tensor output (a bool). A whole batch is, for a mutated input
-or buffer (the mutation's outputs come in the joint program's order), a
-non-tensor input, a subgraph (cond, map: get_attr targets numbered across the
-batch), a node two cases share, or a symbol in the ShapeEnv every case's
-fake values share (nonzero's size; a size scatter's meta function reasons
-about): a decomposition of any member would report it. A joint export that
-fails raises: the stage walk splits the batch until the case that fails
-stands alone and is exported by itself, so each verdict is its own export's.
-That bisection costs as much as exporting the batch one by one, so in a run
-the gain is smaller than the figures above: torch-mlir's 149-test sample, a
-batch in two holding a case torch.export refuses, exports in 8-10 s instead
-of 12 s (tosa, cold, one lane).
+place): a non-tensor output (a bool). A whole batch is, for a non-tensor
+input, a subgraph (cond, map: get_attr targets numbered across the batch),
+a node two cases share, or a symbol in the ShapeEnv every case's fake values
+share (nonzero's size; a size scatter's meta function reasons about): a
+decomposition of any member would report it. A joint export that
+fails raises: the stage walk runs the case it failed in alone, exported by
+itself, and the rest together again (`failing_member`: the case Together
+was tracing, or strictly the one whose forward dynamo's stack names); where
+the error does not say, it splits the batch until the case that fails stands
+alone. Each verdict is its own export's.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import sys
+import weakref
+from dataclasses import dataclass, field
 
 import torch
+
+from conformance.backends.protocol import BatchFailure
 
 LIFTED = re.compile(r"lifted_tensor_\d+")  # a tensor constant the trace made an input
 JOINT_PREFIX = "cases."  # the parameters, buffers and constants of case i are under cases.<i>. in the joint program
@@ -79,26 +91,116 @@ def export_together(modules: list[torch.nn.Module], inputs: list[tuple], strict:
 
     An error of the joint export propagates: the caller splits the batch."""
     joint = Together(modules, [len(i) for i in inputs])
-    with torch.no_grad():
-        program = torch.export.export(joint, tuple(t for i in inputs for t in i), strict=strict)
-    return split(program, modules, inputs)
+    try:
+        with torch.no_grad():
+            program = torch.export.export(joint, tuple(t for i in inputs for t in i), strict=strict)
+    except Exception as error:
+        member = failing_member(error, modules)
+        if member is None:
+            raise
+        raise BatchFailure([member], error) from error
+    programs = split(program, modules, inputs)
+    if any(piece is not None for piece in programs):
+        batch = _Joint(program, modules, inputs)
+        for index, piece in enumerate(programs):
+            if piece is not None:
+                _JOINTS[piece] = (batch, index)
+    return programs
 
 
-def split(program, modules: list[torch.nn.Module], inputs: list[tuple]) -> list:
-    """The joint `program` of Together as one program per case; None for a case it cannot vouch for."""
+def failing_member(error: BaseException, modules: list[torch.nn.Module]) -> int | None:
+    """Which case a joint export failed in, where the error says so beyond doubt; else None.
+
+    Without it the stage walk bisects the batch, exporting it together four times and more before the
+    case stands alone: as dear as exporting each case alone. Non-strict, the error's traceback holds
+    Together.forward's frame, which knows how many cases it had traced. Strict, dynamo traced that frame
+    without running it; its error's stack of user frames names the one Together.forward called, which is
+    one case's when no other case's forward is that code (torch-mlir's tests: a class each)."""
+    traceback = error.__traceback__
+    while traceback is not None:
+        if traceback.tb_frame.f_code is Together.forward.__code__:
+            return len(traceback.tb_frame.f_locals["outputs"])
+        traceback = traceback.tb_next
+    frames = list(getattr(error, "real_stack", None) or ())
+    callers = [at for at, frame in enumerate(frames) if frame.filename == __file__ and frame.name == "forward"]
+    if not callers or callers[-1] + 1 >= len(frames):
+        return None
+    called = frames[callers[-1] + 1]
+    suspects = [index for index, module in enumerate(modules) if _runs_line(type(module).forward, called.filename, called.lineno)]
+    return suspects[0] if len(suspects) == 1 else None
+
+
+def _runs_line(function, filename: str, line: int | None) -> bool:
+    code = getattr(function, "__code__", None)
+    lines = [number for *_, number in code.co_lines() if number is not None] if code is not None else []
+    return bool(lines) and code.co_filename == filename and line is not None and min(lines) <= line <= max(lines)
+
+
+def decomposed_together(program, table: dict, table_key: str, exact_names: bool = False):
+    """`program` decomposed with `table`, as its own decomposition would give it, taken from one decomposition
+    of the joint program it was split from; None for a program that was not split from one (the caller
+    decomposes it alone).
+
+    A decomposition, like an export, is mostly the fixed cost of one retrace: 16 small cases decompose in
+    about a quarter of the time together. The joint program is decomposed once per table (`table_key`
+    names it) and split as the export was; a case the split cannot vouch for, or a joint decomposition
+    that fails (one member's failure fails them all), leaves each case to its own decomposition, so each
+    verdict stays its own decomposition's. `exact_names`: the caller writes the nodes' names out (the ONNX
+    exporter), so a case whose names the split cannot promise (_unsure_names) is left to its own too."""
+    try:
+        found = _JOINTS.get(program)
+    except TypeError:  # not an object a weak reference can name: no export split it
+        return None
+    return None if found is None else found[0].piece(found[1], table, table_key, exact_names)
+
+
+@dataclass
+class _Joint:
+    """A batch's joint export, kept beside the programs split from it, for their decomposition."""
+
+    program: object  # the joint ExportedProgram of Together
+    modules: list
+    inputs: list
+    decomposed: dict = field(default_factory=dict)  # table key -> the split decomposed programs (None: alone)
+
+    def piece(self, index: int, table: dict, table_key: str, exact_names: bool):
+        from conformance.toolchain.decompose import decompose
+
+        if table_key not in self.decomposed:
+            try:
+                self.decomposed[table_key] = split(decompose(self.program, table), self.modules, self.inputs, exact_names)
+            except Exception as error:  # noqa: BLE001 - each case's own decomposition says what fails
+                # On stderr, in the stage's captured output: a batching problem must not hide as slowness.
+                print(f"conformance: the joint decomposition of {len(self.inputs)} cases failed "
+                      f"({type(error).__name__}); decomposing them one by one", file=sys.stderr)  # fmt: skip
+                self.decomposed[table_key] = [None] * len(self.inputs)
+        pieces = self.decomposed[table_key]
+        piece, pieces[index] = pieces[index], None  # handed out once: a second decomposition is the case's own
+        return piece
+
+
+# Each program export_together split -> (its batch's joint export, its index there); gone with the program.
+_JOINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def split(program, modules: list[torch.nn.Module], inputs: list[tuple], exact_names: bool = False) -> list:
+    """The joint `program` of Together as one program per case; None for a case it cannot vouch for.
+    `exact_names`: also None for a case whose nodes may be named otherwise by a trace of its own (_unsure_names)."""
     shares = None if _refused(program, inputs) else _shares(program, inputs)
     if shares is None:
         return [None] * len(inputs)
+    unsure = _unsure_names(program.graph, shares.owner) if exact_names else set()
     order = {id(spec): position for position, spec in enumerate(program.graph_signature.input_specs)}
     programs = []
     for index, case_inputs in enumerate(inputs):
-        if any(not isinstance(output, torch.fx.Node) for output in shares.outputs[index]):  # a constant output (a bool)
+        if index in unsure or any(not isinstance(output, torch.fx.Node) for output in shares.outputs[index]):  # or a constant output (a bool)
             programs.append(None)
             continue
         nodes = [node for node in program.graph.nodes if shares.owner.get(node) == index and node.op != "placeholder"]
         state = sorted(shares.inputs[index], key=lambda pair: order[id(pair[0])])  # the joint signature's order
         out_spec = program.call_spec.out_spec.child(index)
-        programs.append(_program(program, index, state, shares.placeholders, nodes, shares.outputs[index], modules[index], case_inputs, out_spec))
+        programs.append(_program(program, index, state, shares.placeholders, nodes, shares.mutations[index], shares.outputs[index], modules[index],
+                                 case_inputs, out_spec))  # fmt: skip
     return programs
 
 
@@ -111,7 +213,7 @@ def _refused(program, inputs: list[tuple]) -> bool:
     return bool(
         program.range_constraints
         or _symbols_made(program.graph)
-        or any(spec.kind != OutputKind.USER_OUTPUT for spec in signature.output_specs)
+        or any(spec.kind not in _output_kinds() for spec in signature.output_specs)
         or any(not isinstance(spec.arg, TensorArgument) for spec in user_inputs)
         or any(spec.kind not in _state_kinds() for spec in signature.input_specs if spec.kind != InputKind.USER_INPUT)
         or any(node.op == "get_attr" for node in program.graph.nodes)
@@ -121,29 +223,39 @@ def _refused(program, inputs: list[tuple]) -> bool:
     )
 
 
+def _output_kinds():
+    from torch.export.graph_signature import OutputKind
+
+    # A mutation's output (a decomposed program's in-place op on an input or a buffer) comes before the user
+    # outputs, in the order of the inputs it writes: so each case's in its own order.
+    return (OutputKind.USER_OUTPUT, OutputKind.USER_INPUT_MUTATION, OutputKind.BUFFER_MUTATION)
+
+
 @dataclass
 class _Shares:
     inputs: list[list]  # per case: (InputSpec, its name in the case's own program: None for a user input)
-    outputs: list[list]  # per case: its flat outputs (nodes, or a constant)
+    outputs: list[list]  # per case: its flat user outputs (nodes, or a constant)
+    mutations: list[list]  # per case: (OutputSpec, node) of each input or buffer it writes
     owner: dict  # node -> the case it belongs to
     placeholders: dict  # the joint graph's placeholders by name
 
 
 def _shares(program, inputs: list[tuple]) -> _Shares | None:
     """What each case owns of the joint program; None where a node or a constant is not one case's."""
-    from torch.export.graph_signature import InputKind
+    from torch.export.graph_signature import InputKind, OutputKind
 
     signature, graph = program.graph_signature, program.graph
     output_node = graph.output_node()
     flat_outputs = list(output_node.args[0])
     placeholders = {node.name: node for node in graph.nodes if node.op == "placeholder"}
-    shares = _Shares([[] for _ in inputs], [], {}, placeholders)
+    shares = _Shares([[] for _ in inputs], [], [[] for _ in inputs], {}, placeholders)
     user_inputs = iter(spec for spec in signature.input_specs if spec.kind == InputKind.USER_INPUT)
     for index, case_inputs in enumerate(inputs):  # user inputs by position
         shares.inputs[index] = [(next(user_inputs), None) for _ in case_inputs]
         for spec, _ in shares.inputs[index]:
             shares.owner[placeholders[spec.arg.name]] = index
-    start = 0
+    mutations = [spec for spec in signature.output_specs if spec.kind != OutputKind.USER_OUTPUT]
+    start = len(mutations)  # the mutations' outputs come first
     for child in program.call_spec.out_spec.children():  # outputs by the output's structure
         shares.outputs.append(flat_outputs[start : start + child.num_leaves])
         start += child.num_leaves
@@ -151,6 +263,15 @@ def _shares(program, inputs: list[tuple]) -> _Shares | None:
         for node in _ancestors([output for output in outputs if isinstance(output, torch.fx.Node)]):
             if shares.owner.setdefault(node, index) != index:
                 return None  # a node two cases share
+    for spec, node in zip(mutations, flat_outputs):  # a mutation by the input or buffer it writes
+        written = placeholders.get(spec.target) if spec.kind == OutputKind.USER_INPUT_MUTATION else None
+        index = shares.owner.get(written) if written is not None else _owner(spec.target, len(inputs))[0]
+        if index is None:
+            return None
+        shares.mutations[index].append((spec, node))
+        for ancestor in _ancestors([node]):
+            if shares.owner.setdefault(ancestor, index) != index:
+                return None
     for spec in signature.input_specs:  # state by its prefix; a lifted constant by who uses it
         if spec.kind == InputKind.USER_INPUT:
             continue
@@ -205,8 +326,8 @@ def _ancestors(outputs: list) -> set:
     return seen
 
 
-def _program(joint, index: int, owned_inputs: list, placeholders: dict, nodes: list, outputs: list, module: torch.nn.Module, case_inputs: tuple,
-             out_spec):  # fmt: skip
+def _program(joint, index: int, owned_inputs: list, placeholders: dict, nodes: list, mutations: list, outputs: list, module: torch.nn.Module,
+             case_inputs: tuple, out_spec):  # fmt: skip
     """One case's ExportedProgram, built from its part of the joint one, its inputs named as its own export names them."""
     from torch._export.utils import placeholder_naming_pass
     from torch.export import ExportedProgram
@@ -236,15 +357,19 @@ def _program(joint, index: int, owned_inputs: list, placeholders: dict, nodes: l
             if owner == index:
                 mine.setdefault(local, value)
     for old in nodes:
-        new = graph.node_copy(old, lambda n: env[n])
+        args, kwargs = torch.fx.map_arg((old.args, old.kwargs), lambda n: env[n])
+        new = graph.create_node(old.op, old.target, args, kwargs, _traced_name(graph, old), old.type)
         new.meta = dict(old.meta)
         if "stack_trace" in old.meta:
             new.meta["stack_trace"] = _without_joint_frame(old.meta["stack_trace"])
         if "nn_module_stack" in old.meta:
             new.meta["nn_module_stack"] = _without_joint_module(old.meta["nn_module_stack"])
         env[old] = new
-    graph.output(tuple(env[o] for o in outputs))
-    output_specs = [OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(env[o].name), None) for o in outputs]
+    graph.output(tuple([*(env[node] for _, node in mutations), *(env[o] for o in outputs)]))
+    output_specs = [
+        *(OutputSpec(spec.kind, TensorArgument(env[node].name), _mutated(spec, placeholders, env, cases)) for spec, node in mutations),
+        *(OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(env[o].name), None) for o in outputs),
+    ]
     graph_module = torch.fx.GraphModule(torch.nn.Module(), graph)
     signature = ExportGraphSignature(input_specs=input_specs, output_specs=output_specs)
     # torch.export's own pass, as it ends every export: user inputs after forward's parameters
@@ -264,6 +389,50 @@ def _program(joint, index: int, owned_inputs: list, placeholders: dict, nodes: l
         constants=constants,
         verifiers=joint.verifiers,  # torch.export's: its training IR keeps in-place ops
     )
+
+
+def _unsure_names(graph, owner: dict) -> set[int]:
+    """The cases whose nodes' names _traced_name may not give as a trace of the case alone would.
+
+    A trace numbers the names of an op's nodes in the order it makes them (sort, sort_1, ...), the nodes it
+    later drops as dead included (a getitem of an output nobody reads). Numbered afresh within each case
+    (_traced_name), a case's names are its own trace's if no node of that op was dropped before its own:
+    then the joint graph numbers that op's nodes without a gap. After a gap, or out of order, the cases
+    holding the op's later nodes are unsure."""
+    following, gapped, unsure = {}, set(), set()
+    for node in graph.nodes:
+        if node.op in ("placeholder", "output"):
+            continue
+        base, number = _numbered(node.name)
+        if number != following.get(base, 0):
+            gapped.add(base)
+        following[base] = number + 1
+        if base in gapped:
+            unsure.add(owner.get(node))
+    return unsure
+
+
+def _numbered(name: str) -> tuple[str, int]:
+    """`sort_3` -> ("sort", 3), `sort` -> ("sort", 0), as torch.fx's namespace numbers a name."""
+    base, _, number = name.rpartition("_")
+    return (base, int(number)) if base and number.isdigit() else (name, 0)
+
+
+def _traced_name(graph, node) -> str:
+    """The name a trace of the case alone gives the node: its op's (as torch's proxy tracer names an ATen op,
+    after its overload packet), numbered by the graph. The joint trace numbered them across the batch, and
+    the ONNX exporter writes node names into the model."""
+    target = node.target.overloadpacket.__name__ if isinstance(node.target, torch._ops.OpOverload) else node.target
+    return graph._target_to_str(target)
+
+
+def _mutated(spec, placeholders: dict, env: dict, cases: int) -> str:
+    """The target of a mutation's output in the case's program: the input (the naming pass renames it) or the buffer it writes."""
+    from torch.export.graph_signature import OutputKind
+
+    if spec.kind == OutputKind.USER_INPUT_MUTATION:
+        return env[placeholders[spec.target]].name
+    return _owner(spec.target, cases)[1]
 
 
 def _without_joint_frame(stack_trace: str) -> str:

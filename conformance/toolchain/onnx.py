@@ -41,6 +41,7 @@ from conformance.backends.protocol import BatchFailure, CaseRun, batched, shared
 from conformance.cases.spec import Case, CaseUnavailable
 from conformance.onnx_graph import kinds_and_elements, nodes, type_text
 from conformance.toolchain import decompose
+from conformance.toolchain.export_together import decomposed_together
 from conformance.toolchain.iree import IreeBackend
 from conformance.toolchain.mlir import opt_command, run_pipeline, run_pipeline_together, walk, write_ir
 from conformance.toolchain.torch_mlir import TORCH_EXPORT, TorchMlirBackend, check_result_types, contract_key, legal_ops_option
@@ -184,11 +185,37 @@ def torch_to_onnx(program):
     from torch.onnx import _constants
     from torch.onnx._internal.exporter import _core
 
-    with decompose.set_up_remembered(), onnx_table_remembered():
-        exported = _core.export(
-            program, registry=_exporter_registry(), opset_version=_constants.ONNX_DEFAULT_OPSET, optimize=True, verbose=False
-        )
+    registry = _exporter_registry()
+    with decompose.set_up_remembered(), onnx_table_remembered(), decomposed_with_its_batch(program, registry) as program:
+        exported = _core.export(program, registry=registry, opset_version=_constants.ONNX_DEFAULT_OPSET, optimize=True, verbose=False)
     return exported.model_proto
+
+
+@contextlib.contextmanager
+def decomposed_with_its_batch(program, registry):
+    """`program`, or, for a program split from its batch's joint export, its part of the joint program
+    decomposed with the exporter's table (export_together.decomposed_together), with the exporter's own
+    decomposition step left out for it.
+
+    The exporter's first step (`decompose_with_registry`) is a run_decompositions with the table of every ATen
+    decomposition its registry does not translate itself: 87 % of an op's export here, mostly the fixed cost
+    of one retrace. Done for the batch at once, and as the exporter does it (the same table, under the same
+    config), each case's part is the program the exporter would have made of the case's own: the models'
+    bytes are the same (tests/test_export_together.py)."""
+    from torch.onnx._internal.exporter import _decomp, _fx_passes
+
+    table = _decomp.create_onnx_friendly_decomposition_table(set(_decomp.get_onnx_implemented_overloads(registry)))
+    with torch.fx.experimental._config.patch(backed_size_oblivious=True):  # as _core's preparation decomposes
+        piece = decomposed_together(program, table, decompose.table_identity(table), exact_names=True)  # the model names nodes
+    if piece is None:
+        yield program
+        return
+    step = _fx_passes.decompose_with_registry
+    _fx_passes.decompose_with_registry = lambda decomposed, _registry: decomposed
+    try:
+        yield piece
+    finally:
+        _fx_passes.decompose_with_registry = step
 
 
 @contextlib.contextmanager

@@ -25,11 +25,11 @@ from typing import Callable
 import torch
 
 from conformance import dtypes
-from conformance.backends.protocol import Backend, CaseRun, StageFailure, batched, shared
+from conformance.backends.protocol import Backend, BatchFailure, CaseRun, StageFailure, batched, shared
 from conformance.compare import describe
 from conformance.taxonomy import Code
 from conformance.toolchain.decompose import decompose, settle, table_identity
-from conformance.toolchain.export_together import export_together
+from conformance.toolchain.export_together import decomposed_together, export_together
 from conformance.toolchain.lowerings import Lowering
 from conformance.toolchain.mlir import LEFT_OPERANDS, STATIC_TWIN, STATIC_TWIN_SIZE, UNCONVERTED, PipelineError, opt_command, run_pipeline, walk, write_ir
 
@@ -114,18 +114,22 @@ class TorchMlirBackend(Backend):
     def export(self, _, case_runs: list[CaseRun]) -> list:
         """The batch's static cases exported together, one export per export mode, split back into each
         case's own program (export_together.py); a case the split cannot vouch for, or a dynamic one, alone.
-        A failing export (joint or alone) fails the batch: the stage walk splits it down to the guilty case."""
+        A failing export (joint or alone) fails the batch: the stage walk runs the case it failed in alone, where
+        the error names it (export_together.failing_member), and splits the batch down to it where not."""
         settle()  # torch's state as every later export and decomposition in this process meets it
         programs: list = [None] * len(case_runs)
         static = [index for index, case_run in enumerate(case_runs) if dynamic_shapes(case_run) is None]
         for mode in dict.fromkeys(case_runs[index].export_mode for index in static):
             members = [index for index in static if case_runs[index].export_mode == mode]
             if len(members) > 1:
-                split = export_together(
-                    [case_runs[index].module for index in members],
-                    [tuple(case_runs[index].inputs[0]) for index in members],
-                    strict=mode == "strict",
-                )
+                try:
+                    split = export_together(
+                        [case_runs[index].module for index in members],
+                        [tuple(case_runs[index].inputs[0]) for index in members],
+                        strict=mode == "strict",
+                    )
+                except BatchFailure as failure:  # the member it failed in, as this batch numbers it
+                    raise BatchFailure([members[index] for index in failure.guilty], failure.cause) from failure.cause
                 for index, program in zip(members, split):
                     programs[index] = program
         for index, case_run in enumerate(case_runs):
@@ -172,9 +176,11 @@ class TorchMlirBackend(Backend):
         decomposition an earlier run kept: it is torch's, on torch-mlir's choice of ops, so kept under the
         table rather than torch-mlir's version."""
         table = self.decomposition_table(case_run)
-        make = lambda: decompose(exported_program(program), table)
+        identity = table_identity(table)
+        # A program split from its batch's joint export is decomposed with the batch (export_together.py).
+        make = lambda: decomposed_together(program, table, identity) or decompose(exported_program(program), table)
         keep = lambda decomposed, path: save_program(decomposed, path, not_kept_decomposed(decomposed))
-        return case_run.kept("decomposed", table_identity(table), make, keep, load_exported)
+        return case_run.kept("decomposed", identity, make, keep, load_exported)
 
     def decomposition_table(self, case_run: CaseRun) -> dict:
         """The PyTorch decompositions applied before import (torch-mlir's default set)."""
