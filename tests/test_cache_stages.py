@@ -302,6 +302,10 @@ def test_a_decomposition_is_identified_by_its_ops_and_their_functions():
     assert "torch-mlir" not in table_identity(table)  # torch's functions alone: no tool's version in it
     foreign = {**table, torch.ops.aten.abs.default: lambda x: x.abs()}  # a function of another package's
     assert "'torch-mlir'" in table_identity(foreign)
+    # Remembered by content: the same ops with another function are another table.
+    other = dict(table)
+    other[torch.ops.aten.addmm.default] = table[torch.ops.aten.native_layer_norm.default]
+    assert table_identity(other) != table_identity(table) and "native_layer_norm" in table_identity(other).split("\n")[0]
 
 
 def test_a_program_calling_as_strided_is_not_kept(tmp_path):
