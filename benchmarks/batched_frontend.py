@@ -14,8 +14,10 @@ frontends, each timed on the same batch, warm, median of `--repeat`:
 The joint program is not split back into one per case here: these are the
 costs a batched frontend starts from. The torch frontend's export stage does
 export a batch's static cases together and split the program back
-(conformance/toolchain/export_together.py); decomposition and import stay
-one case at a time. A batch whose
+(conformance/toolchain/export_together.py), and the decompositions of the
+import and of torch.onnx's exporter decompose the joint program once and
+split it too; the FX import and the rest of the ONNX export stay one case
+at a time. A batch whose
 joint program a frontend refuses is printed as such (one member can refuse
 it all: a batched frontend falls back to one by one there).
 """
