@@ -89,7 +89,8 @@ class Together(torch.nn.Module):
 def export_together(modules: list[torch.nn.Module], inputs: list[tuple], strict: bool) -> list:
     """Each case's ExportedProgram from one export of them all, or None for a case the split cannot vouch for.
 
-    An error of the joint export propagates: the caller splits the batch."""
+    A joint export that fails raises BatchFailure naming the case it failed in (failing_member), or where the
+    error does not say, the error as it is: the caller splits the batch."""
     joint = Together(modules, [len(i) for i in inputs])
     try:
         with torch.no_grad():
@@ -119,7 +120,8 @@ def failing_member(error: BaseException, modules: list[torch.nn.Module]) -> int 
     traceback = error.__traceback__
     while traceback is not None:
         if traceback.tb_frame.f_code is Together.forward.__code__:
-            return len(traceback.tb_frame.f_locals["outputs"])
+            traced = len(traceback.tb_frame.f_locals["outputs"])
+            return traced if traced < len(modules) else None  # (past the last case: none of them to blame)
         traceback = traceback.tb_next
     frames = list(getattr(error, "real_stack", None) or ())
     callers = [at for at, frame in enumerate(frames) if frame.filename == __file__ and frame.name == "forward"]
