@@ -26,8 +26,8 @@ the registry and torch-mlir's sample (tests/test_export_together.py keeps a
 few of each kind). Nodes are named as a trace of the case alone numbers
 them (sort, sort_1, ...).
 
-The decomposition that follows has the same fixed cost per call (one more
-retrace), so the joint program is kept beside the programs split from it,
+The decomposition that follows retraces the program, a cost in part per
+call (about 40 % of it for the registry's op cases), so the joint program is kept beside the programs split from it,
 and the first case of a batch to be decomposed has the whole joint program
 decomposed, with that table, and split the same way (`decomposed_together`):
 the torch-mlir import's and the ONNX exporter's decompositions (a mutation
@@ -164,20 +164,21 @@ class _Joint:
     program: object  # the joint ExportedProgram of Together
     modules: list
     inputs: list
-    decomposed: dict = field(default_factory=dict)  # table key -> the split decomposed programs (None: alone)
+    decomposed: dict = field(default_factory=dict)  # (table key, exact names) -> the split decomposed programs (None: alone)
 
     def piece(self, index: int, table: dict, table_key: str, exact_names: bool):
         from conformance.toolchain.decompose import decompose
 
-        if table_key not in self.decomposed:
+        key = (table_key, exact_names)  # which cases a split vouches for depends on both
+        if key not in self.decomposed:
             try:
-                self.decomposed[table_key] = split(decompose(self.program, table), self.modules, self.inputs, exact_names)
+                self.decomposed[key] = split(decompose(self.program, table), self.modules, self.inputs, exact_names)
             except Exception as error:  # noqa: BLE001 - each case's own decomposition says what fails
                 # On stderr, in the stage's captured output: a batching problem must not hide as slowness.
                 print(f"conformance: the joint decomposition of {len(self.inputs)} cases failed "
                       f"({type(error).__name__}); decomposing them one by one", file=sys.stderr)  # fmt: skip
-                self.decomposed[table_key] = [None] * len(self.inputs)
-        pieces = self.decomposed[table_key]
+                self.decomposed[key] = [None] * len(self.inputs)
+        pieces = self.decomposed[key]
         piece, pieces[index] = pieces[index], None  # handed out once: a second decomposition is the case's own
         return piece
 
